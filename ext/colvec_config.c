@@ -1,0 +1,442 @@
+/*
+** colvec_config.c — parsing of the CREATE VIRTUAL TABLE arguments.
+**
+**   CREATE VIRTUAL TABLE t USING colvec(
+**     embedding float[768] distance_metric=cosine,   -- vector column
+**     category text, year integer, price real        -- attribute columns
+**   );
+**
+** Each argument is a column definition: a name (bare or quoted with "", '',
+** `` or []), a type, and for vector columns `key=value` options. Vector
+** types: float[N] (alias float32[N]), int8[N], bit[N] (N a multiple of 8).
+** Attribute types: integer (int, boolean), real (float, double), text,
+** blob. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
+** default, hamming for bit vectors).
+*/
+#include "colvecInt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Names that user columns may not take (besides the table's own name). */
+static const char *const configReserved[] = {
+    "rowid", "oid",     "_rowid_", "distance", "k",
+    "oversampling", "rescore", "ef"};
+
+/* Metric names, indexed by ColvecMetric. */
+static const char *const configMetricNames[] = {"l2", "cosine", "dot",
+                                                "hamming"};
+
+/* Name of a metric as written in CREATE. */
+const char *colvecMetricName(ColvecMetric eMetric) {
+  if ((int)eMetric < 0 || (int)eMetric > 3) return "?";
+  return configMetricNames[eMetric];
+}
+
+/* Frees a config and everything it owns (NULL allowed). */
+void colvecConfigFree(ColvecConfig *p) {
+  if (p) {
+    int i;
+    for (i = 0; i < p->nCol; i++) sqlite3_free(p->aCol[i].zName);
+    sqlite3_free(p->aCol);
+    sqlite3_free(p->zDb);
+    sqlite3_free(p->zName);
+    sqlite3_free(p);
+  }
+}
+
+/* Returns non-zero for the whitespace characters that separate tokens. */
+static int configIsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+/*
+** Splits argument z into tokens separated by whitespace; '=' binds to its
+** neighbours ("a = b" is the token "a=b") and quoted names stay whole.
+** Returns an sqlite3_malloc'd array of sqlite3_malloc'd strings in *paTok
+** with the count in *pnTok, or SQLITE_NOMEM. Quotes are kept; see
+** configUnquote.
+*/
+static int configTokenize(const char *z, char ***paTok, int *pnTok) {
+  int nTok = 0, nAlloc = 0;
+  char **aTok = NULL;
+  int i = 0;
+  *paTok = NULL;
+  *pnTok = 0;
+  for (;;) {
+    int iStart;
+    char *zTok;
+    while (configIsSpace(z[i])) i++;
+    if (z[i] == 0) break;
+    iStart = i;
+    for (;;) {
+      char c = z[i];
+      if (c == '"' || c == '\'' || c == '`' || c == '[') {
+        char cEnd = c == '[' ? ']' : c;
+        i++;
+        while (z[i] && !(z[i] == cEnd && z[i + 1] != cEnd)) {
+          if (z[i] == cEnd) i++; /* doubled quote */
+          i++;
+        }
+        if (z[i]) i++;
+        continue;
+      }
+      if (c == 0) break;
+      if (configIsSpace(c)) {
+        /* whitespace followed by '=' or preceded by '=' does not split */
+        int j = i;
+        while (configIsSpace(z[j])) j++;
+        if (z[j] == '=' || (i > iStart && z[i - 1] == '=')) {
+          i = j;
+          continue;
+        }
+        break;
+      }
+      i++;
+    }
+    zTok = sqlite3_malloc(i - iStart + 1);
+    if (zTok == NULL) goto nomem;
+    {
+      /* copy, dropping whitespace around '=' outside quotes */
+      int j, n = 0;
+      char cQuote = 0;
+      for (j = iStart; j < i; j++) {
+        char c = z[j];
+        if (cQuote) {
+          if (c == cQuote) cQuote = 0;
+        } else if (c == '"' || c == '\'' || c == '`') {
+          cQuote = c;
+        } else if (c == '[') {
+          cQuote = ']';
+        } else if (configIsSpace(c)) {
+          continue;
+        }
+        zTok[n++] = c;
+      }
+      zTok[n] = 0;
+    }
+    if (nTok == nAlloc) {
+      char **aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 8;
+      aNew = sqlite3_realloc(aTok, nAlloc * (int)sizeof(char *));
+      if (aNew == NULL) {
+        sqlite3_free(zTok);
+        goto nomem;
+      }
+      aTok = aNew;
+    }
+    aTok[nTok++] = zTok;
+  }
+  *paTok = aTok;
+  *pnTok = nTok;
+  return SQLITE_OK;
+nomem:
+  while (nTok > 0) sqlite3_free(aTok[--nTok]);
+  sqlite3_free(aTok);
+  return SQLITE_NOMEM;
+}
+
+/* Frees a token array from configTokenize. */
+static void configFreeTokens(char **aTok, int nTok) {
+  int i;
+  for (i = 0; i < nTok; i++) sqlite3_free(aTok[i]);
+  sqlite3_free(aTok);
+}
+
+/*
+** Removes SQL quoting from z in place: "a""b" -> a"b, [x] -> x. Returns
+** SQLITE_OK, or SQLITE_ERROR when the quotes are unbalanced or the name is
+** empty.
+*/
+static int configUnquote(char *z) {
+  char q = z[0];
+  int i, n = 0;
+  if (q == '[') {
+    int nLen = (int)strlen(z);
+    if (nLen < 3 || z[nLen - 1] != ']') return SQLITE_ERROR;
+    memmove(z, z + 1, (size_t)nLen - 2);
+    z[nLen - 2] = 0;
+    return SQLITE_OK;
+  }
+  if (q != '"' && q != '\'' && q != '`') return z[0] ? SQLITE_OK : SQLITE_ERROR;
+  for (i = 1; z[i]; i++) {
+    if (z[i] == q) {
+      if (z[i + 1] == q) {
+        z[n++] = q;
+        i++;
+      } else {
+        break;
+      }
+    } else {
+      z[n++] = z[i];
+    }
+  }
+  if (z[i] != q || z[i + 1] != 0 || n == 0) return SQLITE_ERROR;
+  z[n] = 0;
+  return SQLITE_OK;
+}
+
+/*
+** Parses a vector type "float[768]" into pCol. Returns 1 when zType is a
+** vector type (even a malformed one, reported in *pzErr), 0 when it is not.
+*/
+static int configParseVectorType(const char *zType, ColvecColumn *pCol,
+                                 char **pzErr) {
+  static const struct {
+    const char *zName;
+    ColvecElem eElem;
+  } aType[] = {{"float", COLVEC_ELEM_F32},
+               {"float32", COLVEC_ELEM_F32},
+               {"int8", COLVEC_ELEM_I8},
+               {"bit", COLVEC_ELEM_BIT}};
+  const char *zOpen = strchr(zType, '[');
+  int i;
+  long long nDim = 0;
+  const char *z;
+  if (zOpen == NULL) return 0;
+  for (i = 0; i < (int)(sizeof(aType) / sizeof(aType[0])); i++) {
+    int n = (int)strlen(aType[i].zName);
+    if (zOpen - zType == n && sqlite3_strnicmp(zType, aType[i].zName, n) == 0) {
+      break;
+    }
+  }
+  if (i == (int)(sizeof(aType) / sizeof(aType[0]))) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: column %s has unknown vector type '%s' (expected float[N], "
+        "int8[N] or bit[N])",
+        pCol->zName, zType);
+    return 1;
+  }
+  for (z = zOpen + 1; *z >= '0' && *z <= '9' && nDim <= COLVEC_MAX_DIM; z++) {
+    nDim = nDim * 10 + (*z - '0');
+  }
+  if (z == zOpen + 1 || *z != ']' || z[1] != 0 || nDim < 1 ||
+      nDim > COLVEC_MAX_DIM) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: column %s: dimensions in '%s' must be an integer between 1 "
+        "and %d",
+        pCol->zName, zType, COLVEC_MAX_DIM);
+    return 1;
+  }
+  pCol->bVector = 1;
+  pCol->eElem = aType[i].eElem;
+  pCol->nDim = (int)nDim;
+  if (pCol->eElem == COLVEC_ELEM_BIT && nDim % 8 != 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: column %s: bit vectors need a multiple of 8 dimensions, got "
+        "%d",
+        pCol->zName, (int)nDim);
+    return 1;
+  }
+  pCol->nByte = (int)colvecVectorBytes(pCol->eElem, pCol->nDim);
+  pCol->eMetric = pCol->eElem == COLVEC_ELEM_BIT ? COLVEC_METRIC_HAMMING
+                                                 : COLVEC_METRIC_L2;
+  return 1;
+}
+
+/*
+** Parses an attribute type name into pCol. Returns SQLITE_OK or
+** SQLITE_ERROR with *pzErr set.
+*/
+static int configParseAttrType(const char *zType, ColvecColumn *pCol,
+                               char **pzErr) {
+  static const struct {
+    const char *zName;
+    ColvecAttr eAttr;
+  } aType[] = {{"integer", COLVEC_ATTR_INTEGER}, {"int", COLVEC_ATTR_INTEGER},
+               {"boolean", COLVEC_ATTR_INTEGER}, {"real", COLVEC_ATTR_REAL},
+               {"float", COLVEC_ATTR_REAL},      {"double", COLVEC_ATTR_REAL},
+               {"text", COLVEC_ATTR_TEXT},       {"blob", COLVEC_ATTR_BLOB}};
+  int i;
+  for (i = 0; i < (int)(sizeof(aType) / sizeof(aType[0])); i++) {
+    if (sqlite3_stricmp(zType, aType[i].zName) == 0) {
+      pCol->eAttr = aType[i].eAttr;
+      return SQLITE_OK;
+    }
+  }
+  *pzErr = sqlite3_mprintf(
+      "colvec: column %s has unknown type '%s' (expected float[N], int8[N], "
+      "bit[N], integer, real, text or blob)",
+      pCol->zName, zType);
+  return SQLITE_ERROR;
+}
+
+/*
+** Applies one "key=value" option zOpt to vector column pCol. Returns
+** SQLITE_OK or SQLITE_ERROR with *pzErr set.
+*/
+static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
+                                   char **pzErr) {
+  const char *zEq = strchr(zOpt, '=');
+  const char *zVal = zEq ? zEq + 1 : NULL;
+  int nKey = zEq ? (int)(zEq - zOpt) : (int)strlen(zOpt);
+  if (zEq && nKey == 15 && sqlite3_strnicmp(zOpt, "distance_metric", 15) == 0) {
+    int e;
+    for (e = 0; e < 4; e++) {
+      if (sqlite3_stricmp(zVal, configMetricNames[e]) == 0) break;
+    }
+    if (e == 4) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: column %s: unknown distance_metric '%s' (expected l2, "
+          "cosine, dot or hamming)",
+          pCol->zName, zVal);
+      return SQLITE_ERROR;
+    }
+    if ((e == COLVEC_METRIC_HAMMING) != (pCol->eElem == COLVEC_ELEM_BIT)) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: column %s: distance_metric=%s does not apply to %s "
+          "vectors",
+          pCol->zName, zVal, colvecElemName(pCol->eElem));
+      return SQLITE_ERROR;
+    }
+    pCol->eMetric = (ColvecMetric)e;
+    return SQLITE_OK;
+  }
+  *pzErr = sqlite3_mprintf("colvec: column %s: unknown option '%s'",
+                           pCol->zName, zOpt);
+  return SQLITE_ERROR;
+}
+
+/*
+** Checks that name zName is not reserved and not taken by an earlier
+** column. Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
+*/
+static int configCheckName(const ColvecConfig *p, const char *zName,
+                           char **pzErr) {
+  int i;
+  for (i = 0; i < (int)(sizeof(configReserved) / sizeof(configReserved[0]));
+       i++) {
+    if (sqlite3_stricmp(zName, configReserved[i]) == 0) {
+      *pzErr = sqlite3_mprintf("colvec: column name '%s' is reserved", zName);
+      return SQLITE_ERROR;
+    }
+  }
+  if (sqlite3_stricmp(zName, p->zName) == 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: column name '%s' is reserved (it is the table's name)", zName);
+    return SQLITE_ERROR;
+  }
+  for (i = 0; i < p->nCol; i++) {
+    if (sqlite3_stricmp(zName, p->aCol[i].zName) == 0) {
+      *pzErr = sqlite3_mprintf("colvec: duplicate column name '%s'", zName);
+      return SQLITE_ERROR;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Parses one column definition (already tokenized) and appends it to p.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
+                             char **pzErr) {
+  ColvecColumn *pCol = &p->aCol[p->nCol];
+  int i, rc;
+  memset(pCol, 0, sizeof(*pCol));
+  if (strchr(aTok[0], '=') && aTok[0][0] != '"' && aTok[0][0] != '[' &&
+      aTok[0][0] != '`' && aTok[0][0] != '\'') {
+    *pzErr = sqlite3_mprintf("colvec: unknown table option '%s'", aTok[0]);
+    return SQLITE_ERROR;
+  }
+  if (configUnquote(aTok[0]) != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("colvec: malformed column name %s", aTok[0]);
+    return SQLITE_ERROR;
+  }
+  if (nTok < 2) {
+    *pzErr = sqlite3_mprintf("colvec: column %s needs a type", aTok[0]);
+    return SQLITE_ERROR;
+  }
+  rc = configCheckName(p, aTok[0], pzErr);
+  if (rc != SQLITE_OK) return rc;
+  pCol->zName = sqlite3_mprintf("%s", aTok[0]);
+  if (pCol->zName == NULL) return SQLITE_NOMEM;
+  p->nCol++; /* from here on pCol is owned by p */
+  if (configParseVectorType(aTok[1], pCol, pzErr)) {
+    if (*pzErr) return SQLITE_ERROR;
+    p->nVector++;
+    for (i = 2; i < nTok; i++) {
+      rc = configParseVectorOption(aTok[i], pCol, pzErr);
+      if (rc != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+  }
+  rc = configParseAttrType(aTok[1], pCol, pzErr);
+  if (rc == SQLITE_OK && nTok > 2) {
+    *pzErr = sqlite3_mprintf("colvec: column %s: unknown option '%s'",
+                             pCol->zName, aTok[2]);
+    rc = SQLITE_ERROR;
+  }
+  return rc;
+}
+
+/* Parses the CREATE arguments; see colvecInt.h. */
+int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
+                      char **pzErr) {
+  int rc = SQLITE_OK;
+  int i;
+  ColvecConfig *p = sqlite3_malloc(sizeof(ColvecConfig));
+  *pp = NULL;
+  if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->zDb = sqlite3_mprintf("%s", argv[1]);
+  p->zName = sqlite3_mprintf("%s", argv[2]);
+  if (argc - 3 > COLVEC_MAX_COLUMNS) {
+    *pzErr = sqlite3_mprintf("colvec: too many columns (at most %d)",
+                             COLVEC_MAX_COLUMNS);
+    rc = SQLITE_ERROR;
+  } else if (p->zDb == NULL || p->zName == NULL) {
+    rc = SQLITE_NOMEM;
+  } else {
+    p->aCol = sqlite3_malloc64(sizeof(ColvecColumn) * (argc > 3 ? argc - 3 : 1));
+    if (p->aCol == NULL) rc = SQLITE_NOMEM;
+  }
+  for (i = 3; rc == SQLITE_OK && i < argc; i++) {
+    char **aTok = NULL;
+    int nTok = 0;
+    rc = configTokenize(argv[i], &aTok, &nTok);
+    if (rc == SQLITE_OK) {
+      if (nTok == 0) {
+        *pzErr = sqlite3_mprintf("colvec: empty column definition");
+        rc = SQLITE_ERROR;
+      } else {
+        rc = configParseColumn(p, aTok, nTok, pzErr);
+      }
+    }
+    configFreeTokens(aTok, nTok);
+  }
+  if (rc == SQLITE_OK && p->nVector == 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: table %s needs at least one vector column, e.g. "
+        "'embedding float[768]'",
+        p->zName);
+    rc = SQLITE_ERROR;
+  }
+  if (rc != SQLITE_OK) {
+    colvecConfigFree(p);
+    return rc;
+  }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* Builds the CREATE TABLE statement for sqlite3_declare_vtab. */
+char *colvecConfigDeclareSql(const ColvecConfig *p) {
+  static const char *const azAffinity[] = {"INTEGER", "REAL", "TEXT", "BLOB"};
+  sqlite3_str *pStr = sqlite3_str_new(NULL);
+  int i;
+  sqlite3_str_appendall(pStr, "CREATE TABLE x(");
+  for (i = 0; i < p->nCol; i++) {
+    const ColvecColumn *pCol = &p->aCol[i];
+    sqlite3_str_appendf(pStr, "\"%w\"", pCol->zName);
+    if (!pCol->bVector) {
+      sqlite3_str_appendf(pStr, " %s", azAffinity[pCol->eAttr]);
+    }
+    sqlite3_str_appendall(pStr, ", ");
+  }
+  sqlite3_str_appendf(pStr,
+                      "distance HIDDEN, k HIDDEN, oversampling HIDDEN, "
+                      "rescore HIDDEN, ef HIDDEN, \"%w\" HIDDEN)",
+                      p->zName);
+  return sqlite3_str_finish(pStr);
+}

@@ -1,0 +1,236 @@
+/*
+** colvec_func.c — scalar SQL functions:
+**
+**   colvec_version()               version string
+**   colvec_debug()                 build facts: version, SQLite, kernels
+**   colvec_distance_l2(a, b)       Euclidean distance of two float vectors
+**   colvec_distance_cosine(a, b)   1 - cosine similarity
+**   colvec_distance_dot(a, b)      negative inner product
+**   colvec_distance_hamming(a, b)  differing bits of two equal-length blobs
+**   colvec_to_json(blob)           float32 blob -> '[...]'
+**   colvec_from_json(text)         '[...]' -> float32 blob
+**
+** Float vectors are float32 BLOBs or JSON text, as in table columns.
+** Debug builds add colvec_test_fault(n): fail the allocation after n more.
+*/
+#include "colvecInt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+** Reads argument pVal as a float32 vector of any dimension: a BLOB (a
+** multiple of 4 bytes, finite elements) or JSON text. On success returns a
+** colvecMalloc'd array in *paOut with its length in *pnDim. On error sets
+** the function's error ("colvec: <zFunc>: ...") and returns non-zero.
+*/
+static int funcReadVector(sqlite3_context *pCtx, const char *zFunc,
+                          sqlite3_value *pVal, float **paOut, int *pnDim) {
+  char zErr[COLVEC_VECTOR_ERRMAX];
+  float *aOut = NULL;
+  int nDim = 0, rc = COLVEC_ERROR;
+  zErr[0] = 0;
+  if (sqlite3_value_type(pVal) == SQLITE_BLOB) {
+    int nByte = sqlite3_value_bytes(pVal);
+    if (nByte % 4 != 0) {
+      snprintf(zErr, sizeof(zErr),
+               "a float32 vector blob needs a multiple of 4 bytes, got %d",
+               nByte);
+    } else {
+      nDim = nByte / 4;
+      rc = colvecVectorCheck(sqlite3_value_blob(pVal), nByte, COLVEC_ELEM_F32,
+                             nDim, zErr);
+      if (rc == COLVEC_OK && nDim > 0) {
+        aOut = colvecMalloc(nByte);
+        if (aOut == NULL) rc = COLVEC_NOMEM;
+        else memcpy(aOut, sqlite3_value_blob(pVal), (size_t)nByte);
+      }
+    }
+  } else if (sqlite3_value_type(pVal) == SQLITE_TEXT) {
+    rc = colvecJsonToFloats((const char *)sqlite3_value_text(pVal),
+                            sqlite3_value_bytes(pVal), &aOut, &nDim, zErr);
+    if (rc == COLVEC_OK) {
+      rc = colvecFloatsToVector(aOut, nDim, COLVEC_ELEM_F32, nDim, aOut, zErr);
+    }
+  } else {
+    snprintf(zErr, sizeof(zErr), "expects a vector (BLOB or JSON text)");
+  }
+  if (rc == COLVEC_OK && nDim == 0) {
+    snprintf(zErr, sizeof(zErr), "empty vector");
+    rc = COLVEC_ERROR;
+  }
+  if (rc != COLVEC_OK) {
+    colvecFree(aOut);
+    if (rc == COLVEC_NOMEM) {
+      sqlite3_result_error_nomem(pCtx);
+    } else {
+      char *zMsg = sqlite3_mprintf("colvec: %s: %s", zFunc, zErr);
+      sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
+      sqlite3_free(zMsg);
+    }
+    return 1;
+  }
+  *paOut = aOut;
+  *pnDim = nDim;
+  return 0;
+}
+
+/* colvec_version(): the version string. */
+static void funcVersion(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(pCtx, COLVEC_VERSION, -1, SQLITE_STATIC);
+}
+
+/* colvec_debug(): one line per build fact. */
+static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+  char *z;
+  (void)argc;
+  (void)argv;
+  z = sqlite3_mprintf("version=%s\n"
+                      "sqlite_version=%s\n"
+                      "sqlite_min_version=%d\n"
+                      "kernels_available=%s\n"
+                      "kernels_chosen=%s\n"
+                      "build=%s",
+                      COLVEC_VERSION, sqlite3_libversion(),
+                      COLVEC_MIN_SQLITE_VERSION_NUMBER,
+                      colvecKernelsAvailable(), colvecKernelsBest()->zName,
+#ifdef COLVEC_DEBUG
+                      "debug"
+#else
+                      "release"
+#endif
+  );
+  sqlite3_result_text(pCtx, z, -1, sqlite3_free);
+}
+
+/*
+** colvec_distance_l2/cosine/dot(a, b): the metric comes from the function's
+** user data. Both vectors must have the same dimension.
+*/
+static void funcDistance(sqlite3_context *pCtx, int argc,
+                         sqlite3_value **argv) {
+  ColvecMetric eMetric = (ColvecMetric)(intptr_t)sqlite3_user_data(pCtx);
+  const char *zFunc = eMetric == COLVEC_METRIC_L2       ? "colvec_distance_l2"
+                      : eMetric == COLVEC_METRIC_COSINE ? "colvec_distance_cosine"
+                                                        : "colvec_distance_dot";
+  float *aA = NULL, *aB = NULL;
+  int nA = 0, nB = 0;
+  (void)argc;
+  if (funcReadVector(pCtx, zFunc, argv[0], &aA, &nA) ||
+      funcReadVector(pCtx, zFunc, argv[1], &aB, &nB)) {
+    colvecFree(aA);
+    return;
+  }
+  if (nA != nB) {
+    char *zMsg = sqlite3_mprintf(
+        "colvec: %s: vectors have different dimensions (%d and %d)", zFunc,
+        nA, nB);
+    sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
+    sqlite3_free(zMsg);
+  } else {
+    sqlite3_result_double(pCtx, colvecDistance(colvecKernelsBest(), eMetric,
+                                               COLVEC_ELEM_F32, aA, aB, nA));
+  }
+  colvecFree(aA);
+  colvecFree(aB);
+}
+
+/* colvec_distance_hamming(a, b): differing bits of two equal-length BLOBs. */
+static void funcHamming(sqlite3_context *pCtx, int argc,
+                        sqlite3_value **argv) {
+  int nA = sqlite3_value_bytes(argv[0]);
+  int nB = sqlite3_value_bytes(argv[1]);
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB ||
+      sqlite3_value_type(argv[1]) != SQLITE_BLOB || nA != nB || nA == 0) {
+    sqlite3_result_error(pCtx,
+                         "colvec: colvec_distance_hamming: expects two "
+                         "non-empty BLOBs of the same length",
+                         -1);
+    return;
+  }
+  sqlite3_result_int64(pCtx, colvecDistance(colvecKernelsBest(),
+                                            COLVEC_METRIC_HAMMING,
+                                            COLVEC_ELEM_BIT,
+                                            sqlite3_value_blob(argv[0]),
+                                            sqlite3_value_blob(argv[1]),
+                                            nA * 8));
+}
+
+/* colvec_to_json(v): a float32 vector (BLOB or JSON) as canonical JSON. */
+static void funcToJson(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+  float *a = NULL;
+  int nDim = 0;
+  char *zJson = NULL;
+  (void)argc;
+  if (funcReadVector(pCtx, "colvec_to_json", argv[0], &a, &nDim)) return;
+  if (colvecVectorToJson(a, COLVEC_ELEM_F32, nDim, &zJson) != COLVEC_OK) {
+    sqlite3_result_error_nomem(pCtx);
+  } else {
+    sqlite3_result_text(pCtx, zJson, -1, SQLITE_TRANSIENT);
+  }
+  colvecFree(zJson);
+  colvecFree(a);
+}
+
+/* colvec_from_json(v): a float32 vector (JSON or BLOB) as a BLOB. */
+static void funcFromJson(sqlite3_context *pCtx, int argc,
+                         sqlite3_value **argv) {
+  float *a = NULL;
+  int nDim = 0;
+  (void)argc;
+  if (funcReadVector(pCtx, "colvec_from_json", argv[0], &a, &nDim)) return;
+  sqlite3_result_blob(pCtx, a, nDim * 4, SQLITE_TRANSIENT);
+  colvecFree(a);
+}
+
+#ifdef COLVEC_DEBUG
+/* colvec_test_fault(n): make the allocation after n more fail (-1: off). */
+static void funcTestFault(sqlite3_context *pCtx, int argc,
+                          sqlite3_value **argv) {
+  (void)argc;
+  colvecMemFailAfter(sqlite3_value_int(argv[0]));
+  sqlite3_result_null(pCtx);
+}
+
+/* Called where corruption is detected, so a debugger can break here. */
+int colvecCorruptError(int iLine) {
+  (void)iLine;
+  return SQLITE_CORRUPT_VTAB;
+}
+#endif
+
+/* Registers the functions; see colvecInt.h. */
+int colvecFuncRegister(sqlite3 *db) {
+  static const struct {
+    const char *zName;
+    int nArg;
+    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+    intptr_t iData;
+  } aFunc[] = {
+      {"colvec_version", 0, funcVersion, 0},
+      {"colvec_debug", 0, funcDebug, 0},
+      {"colvec_distance_l2", 2, funcDistance, COLVEC_METRIC_L2},
+      {"colvec_distance_cosine", 2, funcDistance, COLVEC_METRIC_COSINE},
+      {"colvec_distance_dot", 2, funcDistance, COLVEC_METRIC_DOT},
+      {"colvec_distance_hamming", 2, funcHamming, 0},
+      {"colvec_to_json", 1, funcToJson, 0},
+      {"colvec_from_json", 1, funcFromJson, 0},
+#ifdef COLVEC_DEBUG
+      {"colvec_test_fault", 1, funcTestFault, 0},
+#endif
+  };
+  int rc = SQLITE_OK;
+  int i;
+  for (i = 0; rc == SQLITE_OK && i < (int)(sizeof(aFunc) / sizeof(aFunc[0]));
+       i++) {
+    int eFlags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+    if (aFunc[i].xFunc != funcDebug) eFlags |= SQLITE_DETERMINISTIC;
+    rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, eFlags,
+                                    (void *)aFunc[i].iData, aFunc[i].xFunc,
+                                    NULL, NULL, NULL);
+  }
+  return rc;
+}

@@ -1,0 +1,62 @@
+/*
+** colvec_knn.c — exact K-nearest-neighbour search over the delta.
+**
+** Reads the searched vector column of every delta row that passes the
+** plan's filters (the filters run inside SQLite, on the shadow table) and
+** keeps the k best in a bounded heap. This is the exact baseline every
+** index is measured against, and what answers for rows not yet compacted.
+*/
+#include "colvecInt.h"
+
+#include <string.h>
+
+/* Searches the delta exactly; see colvecInt.h. */
+int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
+                   const ColvecPlan *pPlan, sqlite3_value **argv,
+                   ColvecTopk *pTopk, char **pzErr) {
+  const ColvecColumn *pCol = &pStorage->pConfig->aCol[q->iCol];
+  const ColvecKernels *pK = colvecKernelsBest();
+  sqlite3_stmt *pStmt = NULL;
+  int mUsed = q->iCol < COLVEC_PLAN_USED_HIGH ? (1 << q->iCol)
+                                              : (1 << COLVEC_PLAN_USED_HIGH);
+  int rc = colvecStorageSelect(pStorage, mUsed, pPlan, argv, 0, &pStmt, pzErr);
+  /* Blobs handed out by SQLite need not be aligned for float loads: a
+  ** misaligned one is copied here first (one buffer per query). */
+  void *pAligned = NULL;
+  if (rc == SQLITE_OK) {
+    pAligned = sqlite3_malloc64((sqlite3_uint64)pCol->nByte + 8);
+    if (pAligned == NULL) rc = SQLITE_NOMEM;
+  }
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    sqlite3_int64 iRowid = sqlite3_column_int64(pStmt, 0);
+    const void *pVec = sqlite3_column_blob(pStmt, 1 + q->iCol);
+    int nVec = sqlite3_column_bytes(pStmt, 1 + q->iCol);
+    if (pVec == NULL || nVec != pCol->nByte) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: table %s row %lld: %s holds %d bytes, expected %d "
+          "(run integrity-check)",
+          pStorage->pConfig->zName, iRowid, pCol->zName, nVec, pCol->nByte);
+      rc = COLVEC_CORRUPT_VTAB;
+      break;
+    }
+    if (((uintptr_t)pVec & 3) != 0) {
+      memcpy(pAligned, pVec, (size_t)nVec);
+      pVec = pAligned;
+    }
+    colvecTopkPush(pTopk,
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
+                                  pVec, pCol->nDim),
+                   iRowid);
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
+      rc = rc2;
+      *pzErr = sqlite3_mprintf("colvec: %s",
+                               sqlite3_errmsg(pStorage->db));
+    }
+  }
+  sqlite3_free(pAligned);
+  if (rc == SQLITE_OK) colvecTopkSort(pTopk);
+  return rc;
+}

@@ -1,0 +1,512 @@
+/*
+** colvec_storage.c — the shadow tables of a colvec table and the rows of
+** its delta.
+**
+**   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
+**       'version' -> COLVEC_FORMAT_VERSION when the table was created.
+**   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)
+**       one row per table row; ci holds user column i, vectors as BLOBs of
+**       the column's binary form, attributes with the declared affinity.
+**
+** Everything here goes through SQLite's own pages, so transactions,
+** savepoints and crash recovery of the rows come from SQLite itself.
+*/
+#include "colvecInt.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Indexes of the cached statements in ColvecStorage.apStmt. */
+#define STORAGE_INSERT 0         /* INSERT INTO T_delta */
+#define STORAGE_INSERT_REPLACE 1 /* INSERT OR REPLACE INTO T_delta */
+#define STORAGE_INSERT_IGNORE 2  /* INSERT OR IGNORE INTO T_delta */
+#define STORAGE_DELETE 3         /* DELETE FROM T_delta WHERE rowid=? */
+#define STORAGE_EXISTS 4         /* SELECT 1 FROM T_delta WHERE rowid=? */
+
+/* Shadow-table suffixes, for DROP and RENAME. */
+static const char *const storageSuffix[] = {"config", "delta"};
+
+/*
+** Runs one SQL statement built by sqlite3_mprintf (zSql is freed here).
+** Returns SQLITE_OK or the error, with *pzErr set from the connection.
+*/
+static int storageExec(sqlite3 *db, char *zSql, char **pzErr) {
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, 0, 0, NULL);
+  if (rc != SQLITE_OK && pzErr) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/*
+** Returns cached statement iStmt of p, preparing it on first use, or NULL
+** with *pRc set on error.
+*/
+static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
+  if (*pRc != SQLITE_OK) return NULL;
+  if (p->apStmt[iStmt] == NULL) {
+    const ColvecConfig *pC = p->pConfig;
+    sqlite3_str *pStr = sqlite3_str_new(p->db);
+    char *zSql;
+    int i;
+    switch (iStmt) {
+    case STORAGE_INSERT:
+    case STORAGE_INSERT_REPLACE:
+    case STORAGE_INSERT_IGNORE:
+      sqlite3_str_appendf(pStr, "INSERT %s INTO \"%w\".\"%w_delta\"(rowid",
+                          iStmt == STORAGE_INSERT_REPLACE  ? "OR REPLACE"
+                          : iStmt == STORAGE_INSERT_IGNORE ? "OR IGNORE"
+                                                           : "",
+                          pC->zDb, pC->zName);
+      for (i = 0; i < pC->nCol; i++) sqlite3_str_appendf(pStr, ", c%d", i);
+      sqlite3_str_appendall(pStr, ") VALUES(?");
+      for (i = 0; i < pC->nCol; i++) sqlite3_str_appendall(pStr, ", ?");
+      sqlite3_str_appendall(pStr, ")");
+      break;
+    case STORAGE_DELETE:
+      sqlite3_str_appendf(pStr, "DELETE FROM \"%w\".\"%w_delta\" WHERE rowid=?",
+                          pC->zDb, pC->zName);
+      break;
+    default: /* STORAGE_EXISTS */
+      sqlite3_str_appendf(pStr,
+                          "SELECT 1 FROM \"%w\".\"%w_delta\" WHERE rowid=?",
+                          pC->zDb, pC->zName);
+      break;
+    }
+    zSql = sqlite3_str_finish(pStr);
+    if (zSql == NULL) {
+      *pRc = SQLITE_NOMEM;
+      return NULL;
+    }
+    *pRc = sqlite3_prepare_v3(p->db, zSql, -1, SQLITE_PREPARE_PERSISTENT,
+                              &p->apStmt[iStmt], NULL);
+    sqlite3_free(zSql);
+  }
+  return p->apStmt[iStmt];
+}
+
+/*
+** Reads the format version from T_config into *piVersion (0 when the row
+** is missing). Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='version'", pC->zDb,
+      pC->zName);
+  int rc;
+  *piVersion = 0;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: table %s is missing its shadow table %s_config (%s)",
+        pC->zName, pC->zName, sqlite3_errmsg(p->db));
+    return rc;
+  }
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    *piVersion = sqlite3_column_int(pStmt, 0);
+  }
+  return sqlite3_finalize(pStmt);
+}
+
+/* Creates or checks the shadow tables; see colvecInt.h. */
+int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
+                      ColvecStorage **pp, char **pzErr) {
+  static const char *const azType[] = {"INTEGER", "REAL", "TEXT", "BLOB"};
+  int rc = SQLITE_OK;
+  ColvecStorage *p = sqlite3_malloc(sizeof(ColvecStorage));
+  *pp = NULL;
+  if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->pConfig = pConfig;
+  if (bCreate) {
+    sqlite3_str *pStr = sqlite3_str_new(db);
+    int i;
+    rc = storageExec(
+        db,
+        sqlite3_mprintf("CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY "
+                        "KEY, value) WITHOUT ROWID;"
+                        "INSERT INTO \"%w\".\"%w_config\" VALUES('version', "
+                        "%d);",
+                        pConfig->zDb, pConfig->zName, pConfig->zDb,
+                        pConfig->zName, COLVEC_FORMAT_VERSION),
+        pzErr);
+    sqlite3_str_appendf(pStr,
+                        "CREATE TABLE \"%w\".\"%w_delta\"(rowid INTEGER "
+                        "PRIMARY KEY",
+                        pConfig->zDb, pConfig->zName);
+    for (i = 0; i < pConfig->nCol; i++) {
+      const ColvecColumn *pCol = &pConfig->aCol[i];
+      sqlite3_str_appendf(pStr, ", c%d %s", i,
+                          pCol->bVector ? "BLOB" : azType[pCol->eAttr]);
+    }
+    sqlite3_str_appendall(pStr, ")");
+    if (rc == SQLITE_OK) {
+      rc = storageExec(db, sqlite3_str_finish(pStr), pzErr);
+    } else {
+      sqlite3_free(sqlite3_str_finish(pStr));
+    }
+  } else {
+    int iVersion = 0;
+    rc = storageReadVersion(p, &iVersion, pzErr);
+    if (rc == SQLITE_OK && iVersion != COLVEC_FORMAT_VERSION) {
+      if (iVersion > COLVEC_FORMAT_VERSION) {
+        *pzErr = sqlite3_mprintf(
+            "colvec: table %s uses storage format %d, newer than this colvec "
+            "(%s, format %d): upgrade the colvec extension to open it",
+            pConfig->zName, iVersion, COLVEC_VERSION, COLVEC_FORMAT_VERSION);
+      } else {
+        *pzErr = sqlite3_mprintf(
+            "colvec: table %s has no valid format version in %s_config "
+            "(found %d): the table is damaged",
+            pConfig->zName, pConfig->zName, iVersion);
+      }
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc != SQLITE_OK) {
+    colvecStorageClose(p);
+    return rc;
+  }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* Finalizes the cached statements and frees the handle. */
+void colvecStorageClose(ColvecStorage *p) {
+  if (p) {
+    int i;
+    for (i = 0; i < (int)(sizeof(p->apStmt) / sizeof(p->apStmt[0])); i++) {
+      sqlite3_finalize(p->apStmt[i]);
+    }
+    sqlite3_free(p);
+  }
+}
+
+/* Drops the shadow tables. */
+int colvecStorageDestroy(ColvecStorage *p) {
+  const ColvecConfig *pC = p->pConfig;
+  int rc = SQLITE_OK;
+  int i;
+  for (i = 0; rc == SQLITE_OK && i < 2; i++) {
+    rc = storageExec(p->db,
+                     sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_%s\"",
+                                     pC->zDb, pC->zName, storageSuffix[i]),
+                     NULL);
+  }
+  return rc;
+}
+
+/* Renames the shadow tables to follow the table's new name zNew. */
+int colvecStorageRename(ColvecStorage *p, const char *zNew) {
+  const ColvecConfig *pC = p->pConfig;
+  int rc = SQLITE_OK;
+  int i;
+  for (i = 0; rc == SQLITE_OK && i < 2; i++) {
+    rc = storageExec(
+        p->db,
+        sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_%s\" RENAME TO \"%w_%s\"",
+                        pC->zDb, pC->zName, storageSuffix[i], zNew,
+                        storageSuffix[i]),
+        NULL);
+  }
+  return rc;
+}
+
+/*
+** Steps a write statement once and resets it, clearing its bindings.
+** Returns SQLITE_OK or the error (SQLITE_CONSTRAINT for a taken rowid).
+*/
+static int storageStepWrite(sqlite3_stmt *pStmt) {
+  int rc = sqlite3_step(pStmt);
+  int rc2 = sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return rc2;
+  return rc2 != SQLITE_OK ? rc2 : rc;
+}
+
+/* Binds cell pCell to parameter iBind of pStmt. */
+static void storageBindCell(sqlite3_stmt *pStmt, int iBind,
+                            const ColvecCell *pCell) {
+  if (pCell->pVal) {
+    sqlite3_bind_value(pStmt, iBind, pCell->pVal);
+  } else {
+    sqlite3_bind_blob(pStmt, iBind, pCell->pBlob, pCell->nBlob,
+                      SQLITE_STATIC);
+  }
+}
+
+/* Returns non-zero when cell pCell holds a value to write. */
+static int storageCellSet(const ColvecCell *pCell) {
+  return pCell->pVal != NULL || pCell->pBlob != NULL;
+}
+
+/* Returns 1 when row iRowid exists, 0 when not, or a negative error code. */
+static int storageExists(ColvecStorage *p, sqlite3_int64 iRowid) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_EXISTS, &rc);
+  int bFound;
+  if (pStmt == NULL) return -rc;
+  sqlite3_bind_int64(pStmt, 1, iRowid);
+  bFound = sqlite3_step(pStmt) == SQLITE_ROW;
+  rc = sqlite3_reset(pStmt);
+  return rc == SQLITE_OK ? bFound : -rc;
+}
+
+/* Inserts one row; see colvecInt.h. */
+int colvecStorageInsert(ColvecStorage *p, sqlite3_value *pRowid,
+                        const ColvecCell *aCell, ColvecConflict eConflict,
+                        sqlite3_int64 *piRowid) {
+  static const int aiStmt[] = {STORAGE_INSERT, STORAGE_INSERT_REPLACE,
+                               STORAGE_INSERT_IGNORE};
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, aiStmt[eConflict], &rc);
+  int i;
+  if (pStmt == NULL) return rc;
+  if (pRowid) {
+    sqlite3_bind_value(pStmt, 1, pRowid);
+  } else {
+    sqlite3_bind_null(pStmt, 1);
+  }
+  for (i = 0; i < p->pConfig->nCol; i++) {
+    storageBindCell(pStmt, i + 2, &aCell[i]);
+  }
+  rc = storageStepWrite(pStmt);
+  if (rc == SQLITE_OK) {
+    *piRowid =
+        pRowid ? sqlite3_value_int64(pRowid) : sqlite3_last_insert_rowid(p->db);
+  }
+  return rc;
+}
+
+/* Updates one row; see colvecInt.h. */
+int colvecStorageUpdate(ColvecStorage *p, sqlite3_int64 iOld,
+                        sqlite3_int64 iNew, const ColvecCell *aCell,
+                        ColvecConflict eConflict) {
+  const ColvecConfig *pC = p->pConfig;
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = NULL;
+  sqlite3_str *pStr;
+  char *zSql;
+  int i, iBind;
+  if (iNew != iOld) {
+    int bTaken = storageExists(p, iNew);
+    if (bTaken < 0) return -bTaken;
+    if (bTaken) {
+      if (eConflict == COLVEC_CONFLICT_IGNORE) return SQLITE_OK;
+      if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
+      rc = colvecStorageDelete(p, iNew);
+      if (rc != SQLITE_OK) return rc;
+    }
+  }
+  pStr = sqlite3_str_new(p->db);
+  sqlite3_str_appendf(pStr, "UPDATE \"%w\".\"%w_delta\" SET rowid=?1", pC->zDb,
+                      pC->zName);
+  for (i = 0, iBind = 3; i < pC->nCol; i++) {
+    if (storageCellSet(&aCell[i])) {
+      sqlite3_str_appendf(pStr, ", c%d=?%d", i, iBind++);
+    }
+  }
+  sqlite3_str_appendall(pStr, " WHERE rowid=?2");
+  zSql = sqlite3_str_finish(pStr);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_bind_int64(pStmt, 1, iNew);
+  sqlite3_bind_int64(pStmt, 2, iOld);
+  for (i = 0, iBind = 3; i < pC->nCol; i++) {
+    if (storageCellSet(&aCell[i])) storageBindCell(pStmt, iBind++, &aCell[i]);
+  }
+  sqlite3_step(pStmt);
+  return sqlite3_finalize(pStmt);
+}
+
+/* Deletes one row. */
+int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DELETE, &rc);
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_int64(pStmt, 1, iRowid);
+  return storageStepWrite(pStmt);
+}
+
+/* Returns non-zero when idxNum-style mask mUsed includes user column iCol. */
+int colvecPlanUsesColumn(int mUsed, int iCol) {
+  if (iCol >= COLVEC_PLAN_USED_HIGH) {
+    return (mUsed >> COLVEC_PLAN_USED_HIGH) & 1;
+  }
+  return (mUsed >> iCol) & 1;
+}
+
+/* SQL text of each filter operator, indexed from COLVEC_OP_EQ. */
+static const char *const storageOpSql[] = {
+    "=", "!=", "<", "<=", ">", ">=", "IS", "IS NOT",
+    "IS NULL", "IS NOT NULL", "LIKE", "GLOB", "IN"};
+
+/*
+** Appends the WHERE clause for the plan's filter arguments to pStr, and
+** binds nothing yet: values are bound in the same order by
+** storageBindFilters. Returns SQLITE_OK or an error (a malformed IN list).
+*/
+static int storageAppendFilters(sqlite3_str *pStr, const ColvecPlan *pPlan,
+                                sqlite3_value **argv) {
+  int i, bFirst = 1;
+  for (i = 0; i < pPlan->nArg; i++) {
+    const ColvecPlanArg *pArg = &pPlan->aArg[i];
+    char zCol[24];
+    if (pArg->eOp < COLVEC_OP_EQ) continue;
+    if (pArg->iCol == COLVEC_PLAN_ROWID) {
+      memcpy(zCol, "rowid", 6);
+    } else {
+      sqlite3_snprintf(sizeof(zCol), zCol, "c%d", pArg->iCol);
+    }
+    sqlite3_str_appendall(pStr, bFirst ? " WHERE " : " AND ");
+    bFirst = 0;
+    sqlite3_str_appendf(pStr, "%s %s", zCol,
+                        storageOpSql[pArg->eOp - COLVEC_OP_EQ]);
+    if (pArg->eOp == COLVEC_OP_IN) {
+      sqlite3_value *pVal = NULL;
+      int rc, n = 0;
+      sqlite3_str_appendall(pStr, " (");
+      for (rc = sqlite3_vtab_in_first(argv[i], &pVal); rc == SQLITE_OK && pVal;
+           rc = sqlite3_vtab_in_next(argv[i], &pVal)) {
+        sqlite3_str_appendall(pStr, n++ ? ", ?" : "?");
+      }
+      if (rc != SQLITE_OK && rc != SQLITE_DONE) return rc;
+      sqlite3_str_appendall(pStr, ")");
+    } else if (pArg->eOp != COLVEC_OP_ISNULL &&
+               pArg->eOp != COLVEC_OP_NOTNULL) {
+      sqlite3_str_appendall(pStr, " ?");
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Binds the filter values of the plan to pStmt, in storageAppendFilters'
+** order. Returns SQLITE_OK or an error. */
+static int storageBindFilters(sqlite3_stmt *pStmt, const ColvecPlan *pPlan,
+                              sqlite3_value **argv) {
+  int i, iBind = 1, rc = SQLITE_OK;
+  for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
+    const ColvecPlanArg *pArg = &pPlan->aArg[i];
+    if (pArg->eOp < COLVEC_OP_EQ || pArg->eOp == COLVEC_OP_ISNULL ||
+        pArg->eOp == COLVEC_OP_NOTNULL) {
+      continue;
+    }
+    if (pArg->eOp == COLVEC_OP_IN) {
+      sqlite3_value *pVal = NULL;
+      for (rc = sqlite3_vtab_in_first(argv[i], &pVal); rc == SQLITE_OK && pVal;
+           rc = sqlite3_vtab_in_next(argv[i], &pVal)) {
+        sqlite3_bind_value(pStmt, iBind++, pVal);
+      }
+      if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    } else {
+      rc = sqlite3_bind_value(pStmt, iBind++, argv[i]);
+    }
+  }
+  return rc;
+}
+
+/* Prepares a delta select; see colvecInt.h. */
+int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
+                        sqlite3_value **argv, int bOneRow,
+                        sqlite3_stmt **ppStmt, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_str *pStr = sqlite3_str_new(p->db);
+  char *zSql;
+  int rc = SQLITE_OK;
+  int i;
+  *ppStmt = NULL;
+  sqlite3_str_appendall(pStr, "SELECT rowid");
+  for (i = 0; i < pC->nCol; i++) {
+    if (colvecPlanUsesColumn(mUsed, i)) {
+      sqlite3_str_appendf(pStr, ", c%d", i);
+    } else {
+      sqlite3_str_appendall(pStr, ", NULL");
+    }
+  }
+  sqlite3_str_appendf(pStr, " FROM \"%w\".\"%w_delta\"", pC->zDb, pC->zName);
+  if (bOneRow) {
+    sqlite3_str_appendall(pStr, " WHERE rowid=?1");
+  } else if (pPlan) {
+    rc = storageAppendFilters(pStr, pPlan, argv);
+  }
+  zSql = sqlite3_str_finish(pStr);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_prepare_v2(p->db, zSql, -1, ppStmt, NULL);
+  }
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && pPlan && !bOneRow) {
+    rc = storageBindFilters(*ppStmt, pPlan, argv);
+  }
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+    sqlite3_finalize(*ppStmt);
+    *ppStmt = NULL;
+  }
+  return rc;
+}
+
+/*
+** Checks one stored value of column pCol in row iRowid. Returns SQLITE_OK or
+** COLVEC_CORRUPT_VTAB with *pzErr describing the problem.
+*/
+static int storageCheckValue(const ColvecStorage *p, const ColvecColumn *pCol,
+                             sqlite3_int64 iRowid, sqlite3_value *pVal,
+                             char **pzErr) {
+  static const int aeType[] = {SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT,
+                               SQLITE_BLOB};
+  int eType = sqlite3_value_type(pVal);
+  if (pCol->bVector) {
+    char zErr[COLVEC_VECTOR_ERRMAX];
+    if (eType != SQLITE_BLOB ||
+        colvecVectorCheck(sqlite3_value_blob(pVal), sqlite3_value_bytes(pVal),
+                          pCol->eElem, pCol->nDim, zErr) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: integrity-check: table %s row %lld: %s holds no valid "
+          "%s[%d] vector",
+          p->pConfig->zName, iRowid, pCol->zName, colvecElemName(pCol->eElem),
+          pCol->nDim);
+      return COLVEC_CORRUPT_VTAB;
+    }
+  } else if (eType != SQLITE_NULL && pCol->eAttr != COLVEC_ATTR_BLOB &&
+             eType != aeType[pCol->eAttr]) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: integrity-check: table %s row %lld: %s holds a value of the "
+        "wrong type",
+        p->pConfig->zName, iRowid, pCol->zName);
+    return COLVEC_CORRUPT_VTAB;
+  }
+  return SQLITE_OK;
+}
+
+/* Checks every delta row; see colvecInt.h. */
+int colvecStorageCheck(ColvecStorage *p, char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc = colvecStorageSelect(p, -1, NULL, NULL, 0, &pStmt, pzErr);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    sqlite3_int64 iRowid = sqlite3_column_int64(pStmt, 0);
+    int i;
+    for (i = 0; rc == SQLITE_OK && i < p->pConfig->nCol; i++) {
+      rc = storageCheckValue(p, &p->pConfig->aCol[i], iRowid,
+                             sqlite3_column_value(pStmt, i + 1), pzErr);
+    }
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
+      rc = rc2;
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+    }
+  }
+  return rc;
+}

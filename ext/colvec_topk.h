@@ -1,0 +1,56 @@
+/*
+** colvec_topk.h — bounded top-k selection of (distance, rowid) pairs
+** (SQLite-free). A max-heap of the k best seen so far; ties are broken by
+** the smaller rowid so results are deterministic. Implemented in
+** colvec_topk.c.
+*/
+#ifndef COLVEC_TOPK_H
+#define COLVEC_TOPK_H
+
+#include "colvec_core.h"
+
+/* Largest k a query may ask for (sqlite-vec stops at 4096). */
+#define COLVEC_MAX_K 100000
+
+/* One candidate: its distance and its rowid. */
+typedef struct ColvecHit ColvecHit;
+struct ColvecHit {
+  double rDist;  /* distance to the query (smaller is better) */
+  int64_t iRowid; /* rowid of the row */
+};
+
+/* The selection state. */
+typedef struct ColvecTopk ColvecTopk;
+struct ColvecTopk {
+  int nMax;        /* k: how many hits to keep */
+  int nHit;        /* hits held so far (<= nMax) */
+  ColvecHit *aHit; /* max-heap of nHit hits, worst at aHit[0] */
+};
+
+/*
+** Prepares p to keep the k best hits (1 <= k <= COLVEC_MAX_K), allocating
+** its array. Returns COLVEC_OK or COLVEC_NOMEM. Free with colvecTopkFree.
+*/
+int colvecTopkInit(ColvecTopk *p, int k);
+
+/* Releases the array of p; p may be zeroed memory. */
+void colvecTopkFree(ColvecTopk *p);
+
+/*
+** Offers a hit. Returns non-zero when it was kept. No allocation.
+*/
+int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid);
+
+/*
+** The distance a new hit must beat to be kept: the worst kept distance once
+** k hits are held, +infinity before that.
+*/
+double colvecTopkBound(const ColvecTopk *p);
+
+/*
+** Sorts the kept hits best first (ascending distance, then rowid) in place;
+** afterwards p->aHit[0..nHit-1] is the result and p must not be pushed to.
+*/
+void colvecTopkSort(ColvecTopk *p);
+
+#endif /* COLVEC_TOPK_H */

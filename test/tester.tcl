@@ -1,0 +1,181 @@
+# tester.tcl — colvec's SQL-level test harness.
+#
+# A small harness of our own that keeps the names of SQLite's test commands
+# (do_execsql_test, do_catchsql_test, do_eqp_test, do_test, finish_test) and
+# runs under stock tclsh8.6 with Debian's libsqlite3-tcl. Each script gets
+# its own database file under $COLVEC_TESTDIR, named after the script, so
+# `make -j check` can run scripts side by side.
+#
+# Environment: COLVEC_EXT (path of the built colvec.so, required) and
+# COLVEC_TESTDIR (scratch folder, default ./test/tmp).
+
+package require sqlite3
+
+set ::testname [file rootname [file tail [info script]]]
+if {[info exists ::argv0]} {
+  set ::testname [file rootname [file tail $::argv0]]
+}
+if {![info exists ::env(COLVEC_EXT)]} {
+  puts stderr "COLVEC_EXT must name the built extension (colvec.so)"
+  exit 2
+}
+set ::colvec_ext $::env(COLVEC_EXT)
+set ::testdir [expr {[info exists ::env(COLVEC_TESTDIR)] ?
+                     $::env(COLVEC_TESTDIR) : [file join [pwd] test tmp]}]
+file mkdir $::testdir
+set ::nTest 0
+set ::nFail 0
+set ::failList {}
+
+# Path of this script's database (or of a named variant).
+proc test_db_path {{suffix ""}} {
+  return [file join $::testdir "$::testname$suffix.db"]
+}
+
+# Deletes a database file and its journals and colvec sidecar folder.
+proc forcedelete {path} {
+  foreach f [list $path $path-journal $path-wal $path-shm $path-colvec] {
+    file delete -force $f
+  }
+}
+
+# Loads colvec into connection $db. Tcl can only load through SQL, and
+# preparing that statement reads the schema before the module exists; the
+# schema is then reset so that it is read again with colvec known (which
+# marks the shadow tables read-only for defensive mode, as the sqlite3 shell
+# and sqlite3_load_extension() callers get directly).
+proc load_colvec {db} {
+  $db enable_load_extension 1
+  $db eval {SELECT load_extension($::colvec_ext)}
+  $db eval {PRAGMA writable_schema = RESET}
+}
+
+# Opens connection $name on file $path (default: this script's database)
+# with colvec loaded.
+proc open_db {name {path ""}} {
+  if {$path eq ""} { set path [test_db_path] }
+  sqlite3 $name $path
+  load_colvec $name
+  return $name
+}
+
+# Closes db, deletes the script's database and opens a fresh "db".
+proc reset_db {} {
+  catch {db close}
+  forcedelete [test_db_path]
+  open_db db
+}
+
+# Closes and reopens "db" on the same file.
+proc reopen_db {} {
+  catch {db close}
+  open_db db
+}
+
+# Records one result: $ok true means passed.
+proc test_result {name ok {detail ""}} {
+  incr ::nTest
+  if {$ok} {
+    puts "$name... Ok"
+  } else {
+    incr ::nFail
+    lappend ::failList $name
+    puts "$name... FAILED"
+    if {$detail ne ""} { puts "  $detail" }
+  }
+}
+
+# Compares result $got with $expected: lists compared element by element,
+# reals compared to 1e-9 relative, everything else as strings.
+proc result_matches {got expected} {
+  if {[llength $got] != [llength $expected]} { return 0 }
+  foreach g $got e $expected {
+    if {$g eq $e} continue
+    if {[string is double -strict $g] && [string is double -strict $e]} {
+      set tol [expr {1e-9 * max(1.0, abs($e))}]
+      if {abs($g - $e) <= $tol} continue
+    }
+    return 0
+  }
+  return 1
+}
+
+# Runs Tcl script $script and compares its result with $expected.
+proc do_test {name script expected} {
+  if {[catch {uplevel #0 $script} got]} {
+    test_result $name 0 "error: $got"
+    return
+  }
+  test_result $name [result_matches $got $expected] \
+      "expected: \[$expected\]\n  got:      \[$got\]"
+}
+
+# Runs SQL on "db" (or -db NAME) and compares the flat result list.
+proc do_execsql_test {name args} {
+  set dbh db
+  if {[lindex $args 0] eq "-db"} {
+    set dbh [lindex $args 1]
+    set args [lrange $args 2 end]
+  }
+  lassign $args sql expected
+  do_test $name [list $dbh eval $sql] $expected
+}
+
+# Runs SQL expecting {1 message} or {0 result}.
+proc do_catchsql_test {name args} {
+  set dbh db
+  if {[lindex $args 0] eq "-db"} {
+    set dbh [lindex $args 1]
+    set args [lrange $args 2 end]
+  }
+  lassign $args sql expected
+  set rc [catch {uplevel #0 [list $dbh eval $sql]} res]
+  test_result $name [result_matches [list $rc $res] $expected] \
+      "expected: \[$expected\]\n  got:      \[[list $rc $res]\]"
+}
+
+# Runs EXPLAIN QUERY PLAN and compares the detail lines (joined by
+# newlines, SQLite's style) with $expected, ignoring surrounding space.
+proc do_eqp_test {name sql expected} {
+  set lines {}
+  db eval "EXPLAIN QUERY PLAN $sql" {
+    lappend lines $detail
+  }
+  set got [join $lines "\n"]
+  test_result $name [expr {[string trim $got] eq [string trim $expected]}] \
+      "expected: \[$expected\]\n  got:      \[$got\]"
+}
+
+# Returns the float32 BLOB for Tcl list $values (little-endian).
+proc vec_blob {values} {
+  return [binary format r* $values]
+}
+
+# Returns the list of floats stored in float32 BLOB $blob.
+proc blob_vec {blob} {
+  binary scan $blob r* values
+  return $values
+}
+
+# Exits 77 (automake SKIP) with a reason.
+proc skip_test {reason} {
+  puts "SKIP: $reason"
+  exit 77
+}
+
+# Prints the summary line and exits non-zero when a test failed.
+proc finish_test {} {
+  catch {db close}
+  puts "$::nFail errors out of $::nTest tests"
+  if {$::nFail > 0} {
+    puts "Failures: $::failList"
+    exit 1
+  }
+  if {$::nTest == 0} {
+    puts "no tests were run"
+    exit 1
+  }
+  exit 0
+}
+
+reset_db
