@@ -1,0 +1,589 @@
+/*
+** colvec_os.c — POSIX implementation of the file layer in colvec_os.h
+** (Linux and macOS). See the header for the contract shared by every
+** function: COLVEC_OK or an error code, and a "colvec: ..." message naming
+** the file in the optional ColvecErr.
+*/
+#include "colvec_os.h"
+
+#if defined(_WIN32)
+#error "colvec_os.c: the Windows port is not written yet (see colvec_os.h)"
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* Permissions of created files and folders, before the umask. */
+#define OS_FILE_MODE 0644
+#define OS_DIR_MODE 0755
+
+/* Largest number of bytes handed to one read()/write() call. */
+#define OS_MAX_IO ((int64_t)1 << 30)
+
+/*************************************************************************
+** Errors.
+*/
+
+/*
+** Formats a message into pErr (when not NULL) and records iErrno. When
+** iErrno is non-zero, ": <strerror>" is appended. The message is cut to
+** COLVEC_ERRMSG_MAX-1 bytes.
+*/
+void colvecErrSet(ColvecErr *pErr, int iErrno, const char *zFmt, ...) {
+  va_list ap;
+  int n;
+  if (pErr == NULL) return;
+  pErr->iErrno = iErrno;
+  va_start(ap, zFmt);
+  n = vsnprintf(pErr->zMsg, sizeof(pErr->zMsg), zFmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    pErr->zMsg[0] = 0;
+    n = 0;
+  }
+  if (iErrno != 0 && n < (int)sizeof(pErr->zMsg) - 1) {
+    snprintf(pErr->zMsg + n, sizeof(pErr->zMsg) - (size_t)n, ": %s",
+             strerror(iErrno));
+  }
+}
+
+/* Resets pErr (when not NULL) to "no error". */
+void colvecErrClear(ColvecErr *pErr) {
+  if (pErr) {
+    pErr->iErrno = 0;
+    pErr->zMsg[0] = 0;
+  }
+}
+
+/*
+** Records the current errno for operation zOp on zPath in pErr and returns
+** COLVEC_IOERR, so callers can write `return osIoErr(...)`.
+*/
+static int osIoErr(ColvecErr *pErr, const char *zOp, const char *zPath) {
+  int iErrno = errno;
+  colvecErrSet(pErr, iErrno, "colvec: cannot %s \"%s\"", zOp, zPath);
+  return COLVEC_IOERR;
+}
+
+/*
+** Returns a copy of the n first bytes of z, NUL-terminated, from
+** colvecMalloc (the caller frees it with colvecFree), or NULL on OOM.
+*/
+static char *osStrndup(const char *z, size_t n) {
+  char *zOut = (char *)colvecMalloc((int64_t)n + 1);
+  if (zOut) {
+    memcpy(zOut, z, n);
+    zOut[n] = 0;
+  }
+  return zOut;
+}
+
+/*************************************************************************
+** Files.
+*/
+
+/*
+** Opens zPath according to flags (COLVEC_OPEN_*; exactly one of READONLY
+** and READWRITE; CREATE creates or truncates, EXCLUSIVE makes CREATE fail
+** on an existing file). On success *ppFile is a new ColvecFile that the
+** caller releases with colvecOsClose(). On error *ppFile is NULL.
+*/
+int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
+                 ColvecErr *pErr) {
+  int oflags = O_CLOEXEC;
+  int fd;
+  ColvecFile *pFile;
+
+  *ppFile = NULL;
+  if ((flags & COLVEC_OPEN_READONLY) && !(flags & COLVEC_OPEN_READWRITE) &&
+      !(flags & COLVEC_OPEN_CREATE)) {
+    oflags |= O_RDONLY;
+  } else if ((flags & COLVEC_OPEN_READWRITE) &&
+             !(flags & COLVEC_OPEN_READONLY)) {
+    oflags |= O_RDWR;
+    if (flags & COLVEC_OPEN_CREATE) oflags |= O_CREAT | O_TRUNC;
+    if (flags & COLVEC_OPEN_EXCLUSIVE) oflags |= O_EXCL;
+  } else {
+    colvecErrSet(pErr, 0, "colvec: bad open flags 0x%x for \"%s\"", flags,
+                 zPath);
+    return COLVEC_RANGE;
+  }
+
+  pFile = (ColvecFile *)colvecMalloc(sizeof(ColvecFile));
+  if (pFile) pFile->zPath = osStrndup(zPath, strlen(zPath));
+  if (pFile == NULL || pFile->zPath == NULL) {
+    colvecFree(pFile);
+    colvecErrSet(pErr, 0, "colvec: out of memory opening \"%s\"", zPath);
+    return COLVEC_NOMEM;
+  }
+  do {
+    fd = open(zPath, oflags, OS_FILE_MODE);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    int rc = osIoErr(pErr, "open", zPath);
+    colvecFree(pFile->zPath);
+    colvecFree(pFile);
+    return rc;
+  }
+  pFile->fd = fd;
+  *ppFile = pFile;
+  return COLVEC_OK;
+}
+
+/*
+** Closes pFile and frees it (NULL is a no-op). Returns COLVEC_IOERR when
+** close() reports an error (the object is freed all the same).
+*/
+int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
+  int rc = COLVEC_OK;
+  if (pFile == NULL) return COLVEC_OK;
+  /* Never retry close() on EINTR: the descriptor is gone on Linux. */
+  if (close(pFile->fd) != 0 && errno != EINTR) {
+    rc = osIoErr(pErr, "close", pFile->zPath);
+  }
+  colvecFree(pFile->zPath);
+  colvecFree(pFile);
+  return rc;
+}
+
+/*
+** Reads exactly n bytes at offset iOff into pBuf, looping over short reads
+** and EINTR. Reaching the end of the file first is an error (COLVEC_IOERR,
+** "short read"), as is a negative n or iOff (COLVEC_RANGE).
+*/
+int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
+                 ColvecErr *pErr) {
+  uint8_t *p = (uint8_t *)pBuf;
+  if (n < 0 || iOff < 0) {
+    colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
+    return COLVEC_RANGE;
+  }
+  while (n > 0) {
+    size_t nTry = (size_t)(n < OS_MAX_IO ? n : OS_MAX_IO);
+    ssize_t nGot = pread(pFile->fd, p, nTry, (off_t)iOff);
+    if (nGot < 0) {
+      if (errno == EINTR) continue;
+      return osIoErr(pErr, "read", pFile->zPath);
+    }
+    if (nGot == 0) {
+      colvecErrSet(pErr, 0,
+                   "colvec: cannot read \"%s\": short read at offset %lld",
+                   pFile->zPath, (long long)iOff);
+      return COLVEC_IOERR;
+    }
+    p += nGot;
+    n -= nGot;
+    iOff += nGot;
+  }
+  return COLVEC_OK;
+}
+
+/*
+** Writes exactly n bytes from pBuf at offset iOff, looping over short
+** writes and EINTR. Returns COLVEC_IOERR on failure (disk full included).
+*/
+int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
+                  ColvecErr *pErr) {
+  const uint8_t *p = (const uint8_t *)pBuf;
+  if (n < 0 || iOff < 0) {
+    colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
+    return COLVEC_RANGE;
+  }
+  while (n > 0) {
+    size_t nTry = (size_t)(n < OS_MAX_IO ? n : OS_MAX_IO);
+    ssize_t nPut = pwrite(pFile->fd, p, nTry, (off_t)iOff);
+    if (nPut < 0) {
+      if (errno == EINTR) continue;
+      return osIoErr(pErr, "write", pFile->zPath);
+    }
+    if (nPut == 0) {
+      errno = ENOSPC;
+      return osIoErr(pErr, "write", pFile->zPath);
+    }
+    p += nPut;
+    n -= nPut;
+    iOff += nPut;
+  }
+  return COLVEC_OK;
+}
+
+/*
+** Flushes the file descriptor fd to stable storage: F_FULLFSYNC on macOS
+** (plain fsync there only reaches the drive's cache), fsync elsewhere.
+** Returns 0 or -1 with errno set.
+*/
+static int osFsync(int fd) {
+  int r;
+#if defined(__APPLE__) && defined(F_FULLFSYNC)
+  if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+#endif
+  do {
+    r = fsync(fd);
+  } while (r != 0 && errno == EINTR);
+  return r;
+}
+
+/* Makes the contents of pFile durable. COLVEC_IOERR on failure. */
+int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
+  if (osFsync(pFile->fd) != 0) return osIoErr(pErr, "fsync", pFile->zPath);
+  return COLVEC_OK;
+}
+
+/* Stores the current size of pFile in bytes in *pnByte. */
+int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
+  struct stat st;
+  *pnByte = 0;
+  if (fstat(pFile->fd, &st) != 0) return osIoErr(pErr, "stat", pFile->zPath);
+  *pnByte = (int64_t)st.st_size;
+  return COLVEC_OK;
+}
+
+/*************************************************************************
+** Paths and folders.
+*/
+
+/*
+** Makes the entries of folder zDir durable (after a create, rename or
+** unlink in it). COLVEC_IOERR on failure.
+*/
+int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
+  int fd, rc = COLVEC_OK;
+  do {
+    fd = open(zDir, O_RDONLY | O_CLOEXEC
+#ifdef O_DIRECTORY
+                        | O_DIRECTORY
+#endif
+    );
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return osIoErr(pErr, "open folder", zDir);
+  if (osFsync(fd) != 0) rc = osIoErr(pErr, "fsync folder", zDir);
+  close(fd);
+  return rc;
+}
+
+/*
+** Makes durable the folder that holds zPath ("." when zPath has no '/').
+*/
+int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
+  const char *zSlash = strrchr(zPath, '/');
+  char *zDir;
+  int rc;
+  if (zSlash == NULL) return colvecOsSyncDir(".", pErr);
+  if (zSlash == zPath) return colvecOsSyncDir("/", pErr);
+  zDir = osStrndup(zPath, (size_t)(zSlash - zPath));
+  if (zDir == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory syncing \"%s\"", zPath);
+    return COLVEC_NOMEM;
+  }
+  rc = colvecOsSyncDir(zDir, pErr);
+  colvecFree(zDir);
+  return rc;
+}
+
+/* Renames zFrom to zTo, atomically replacing zTo if it exists. */
+int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  if (rename(zFrom, zTo) != 0) return osIoErr(pErr, "rename", zFrom);
+  return COLVEC_OK;
+}
+
+/*
+** Removes file zPath. A file that does not exist is not an error, so that
+** orphan cleanup can be repeated after a crash.
+*/
+int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
+  if (unlink(zPath) != 0 && errno != ENOENT) {
+    return osIoErr(pErr, "remove", zPath);
+  }
+  return COLVEC_OK;
+}
+
+/* Returns 1 when something (file, folder, link) exists at zPath, else 0. */
+int colvecOsExists(const char *zPath) {
+  struct stat st;
+  return lstat(zPath, &st) == 0;
+}
+
+/*
+** Creates folder zDir and every missing parent (mkdir -p). An existing
+** folder is fine; an existing non-folder is COLVEC_IOERR (ENOTDIR).
+*/
+int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
+  size_t n = strlen(zDir), i;
+  char *zBuf;
+  int rc = COLVEC_OK;
+  struct stat st;
+
+  if (n == 0) {
+    colvecErrSet(pErr, 0, "colvec: empty folder name");
+    return COLVEC_RANGE;
+  }
+  zBuf = osStrndup(zDir, n);
+  if (zBuf == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory creating \"%s\"", zDir);
+    return COLVEC_NOMEM;
+  }
+  /* Visit each prefix that ends just before a '/', then the whole path. */
+  for (i = 1; i <= n && rc == COLVEC_OK; i++) {
+    if (i < n && zBuf[i] != '/') continue;
+    if (i < n && zBuf[i - 1] == '/') continue; /* "//" */
+    zBuf[i] = 0;
+    if (mkdir(zBuf, OS_DIR_MODE) != 0) {
+      if (errno != EEXIST) {
+        rc = osIoErr(pErr, "create folder", zBuf);
+      } else if (stat(zBuf, &st) != 0) {
+        rc = osIoErr(pErr, "stat", zBuf);
+      } else if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        rc = osIoErr(pErr, "create folder", zBuf);
+      }
+    }
+    if (i < n) zBuf[i] = '/';
+  }
+  colvecFree(zBuf);
+  return rc;
+}
+
+/* qsort() comparison of two char* by strcmp. */
+static int osCompareNames(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+** Lists the names (not paths) in folder zDir that end in zSuffix (all of
+** them when zSuffix is NULL or ""), "." and ".." excluded, sorted by
+** strcmp so the result is deterministic. On success *pazName is an array of
+** *pnName strings that the caller frees with colvecOsListFree() (NULL when
+** there are none). On error both are zeroed.
+*/
+int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
+                    int *pnName, ColvecErr *pErr) {
+  DIR *pDir;
+  struct dirent *pEnt;
+  char **azName = NULL;
+  int nName = 0, nAlloc = 0, rc = COLVEC_OK;
+  size_t nSuffix = zSuffix ? strlen(zSuffix) : 0;
+
+  *pazName = NULL;
+  *pnName = 0;
+  pDir = opendir(zDir);
+  if (pDir == NULL) return osIoErr(pErr, "list folder", zDir);
+  for (;;) {
+    size_t nLen;
+    errno = 0;
+    pEnt = readdir(pDir);
+    if (pEnt == NULL) {
+      if (errno != 0) rc = osIoErr(pErr, "list folder", zDir);
+      break;
+    }
+    nLen = strlen(pEnt->d_name);
+    if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0) {
+      continue;
+    }
+    if (nSuffix > 0 && (nLen < nSuffix || memcmp(pEnt->d_name + nLen - nSuffix,
+                                                 zSuffix, nSuffix) != 0)) {
+      continue;
+    }
+    if (nName == nAlloc) {
+      int nNew = nAlloc ? nAlloc * 2 : 16;
+      char **aNew = (char **)colvecRealloc(azName, (int64_t)nNew *
+                                                       (int64_t)sizeof(char *));
+      if (aNew == NULL) {
+        rc = COLVEC_NOMEM;
+        break;
+      }
+      azName = aNew;
+      nAlloc = nNew;
+    }
+    azName[nName] = osStrndup(pEnt->d_name, nLen);
+    if (azName[nName] == NULL) {
+      rc = COLVEC_NOMEM;
+      break;
+    }
+    nName++;
+  }
+  closedir(pDir);
+  if (rc == COLVEC_NOMEM) {
+    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
+  }
+  if (rc != COLVEC_OK) {
+    colvecOsListFree(azName, nName);
+    return rc;
+  }
+  if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osCompareNames);
+  *pazName = azName;
+  *pnName = nName;
+  return COLVEC_OK;
+}
+
+/* Frees a list returned by colvecOsListDir() (NULL is a no-op). */
+void colvecOsListFree(char **azName, int nName) {
+  int i;
+  if (azName == NULL) return;
+  for (i = 0; i < nName; i++)
+    colvecFree(azName[i]);
+  colvecFree(azName);
+}
+
+/*
+** Removes zDir and everything below it (DROP TABLE). Symbolic links are
+** removed, never followed. A zDir that does not exist is not an error.
+** Stops at the first failure and returns COLVEC_IOERR.
+*/
+int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
+  struct stat st;
+  char **azName = NULL;
+  int nName = 0, i, rc;
+
+  if (lstat(zDir, &st) != 0) {
+    if (errno == ENOENT) return COLVEC_OK;
+    return osIoErr(pErr, "stat", zDir);
+  }
+  if (!S_ISDIR(st.st_mode)) return colvecOsUnlink(zDir, pErr);
+
+  rc = colvecOsListDir(zDir, NULL, &azName, &nName, pErr);
+  for (i = 0; i < nName && rc == COLVEC_OK; i++) {
+    size_t nPath = strlen(zDir) + strlen(azName[i]) + 2;
+    char *zPath = (char *)colvecMalloc((int64_t)nPath);
+    if (zPath == NULL) {
+      colvecErrSet(pErr, 0, "colvec: out of memory removing \"%s\"", zDir);
+      rc = COLVEC_NOMEM;
+      break;
+    }
+    snprintf(zPath, nPath, "%s/%s", zDir, azName[i]);
+    rc = colvecOsRemoveTree(zPath, pErr);
+    colvecFree(zPath);
+  }
+  colvecOsListFree(azName, nName);
+  if (rc == COLVEC_OK && rmdir(zDir) != 0 && errno != ENOENT) {
+    rc = osIoErr(pErr, "remove folder", zDir);
+  }
+  return rc;
+}
+
+/*************************************************************************
+** Read-only mappings.
+*/
+
+/* The system page size, looked up once (a benign race: same value). */
+static int64_t osPageSize(void) {
+  static int64_t nPage = 0;
+  if (nPage == 0) {
+    long n = sysconf(_SC_PAGESIZE);
+    nPage = n > 0 ? (int64_t)n : 4096;
+  }
+  return nPage;
+}
+
+/*
+** Maps the first nByte bytes of pFile (normally its whole size) read-only
+** and shared, then applies ePrefault (COLVEC_PREFAULT_*): POPULATE uses
+** MAP_POPULATE on Linux and MADV_WILLNEED elsewhere; WILLNEED asks for
+** asynchronous readahead. A failing prefault hint is ignored. On success
+** *ppMap is released with colvecOsMapClose(), which may happen after pFile
+** is closed. nByte==0 gives a mapping with a==NULL. On error *ppMap is NULL.
+*/
+int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
+                    ColvecMap **ppMap, ColvecErr *pErr) {
+  ColvecMap *pMap;
+  void *p = NULL;
+  int mflags = MAP_SHARED;
+
+  *ppMap = NULL;
+  if (nByte < 0 || (uint64_t)nByte > (uint64_t)SIZE_MAX) {
+    colvecErrSet(pErr, 0,
+                 "colvec: cannot map \"%s\": %lld bytes do not fit in the "
+                 "address space (use access mode 'file')",
+                 pFile->zPath, (long long)nByte);
+    return COLVEC_IOERR;
+  }
+  pMap = (ColvecMap *)colvecMalloc(sizeof(ColvecMap));
+  if (pMap == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory mapping \"%s\"", pFile->zPath);
+    return COLVEC_NOMEM;
+  }
+  if (nByte > 0) {
+#if defined(MAP_POPULATE)
+    if (ePrefault == COLVEC_PREFAULT_POPULATE) mflags |= MAP_POPULATE;
+#endif
+    p = mmap(NULL, (size_t)nByte, PROT_READ, mflags, pFile->fd, 0);
+    if (p == MAP_FAILED) {
+      int rc = osIoErr(pErr, "map", pFile->zPath);
+      colvecFree(pMap);
+      return rc;
+    }
+#if !defined(MAP_POPULATE)
+    if (ePrefault == COLVEC_PREFAULT_POPULATE)
+      ePrefault = COLVEC_PREFAULT_WILLNEED;
+#endif
+    if (ePrefault == COLVEC_PREFAULT_WILLNEED) {
+      (void)madvise(p, (size_t)nByte, MADV_WILLNEED);
+    }
+  }
+  pMap->a = (const uint8_t *)p;
+  pMap->n = nByte;
+  pMap->bRandom = 0;
+  *ppMap = pMap;
+  return COLVEC_OK;
+}
+
+/*
+** Gives the kernel advice eAdvice (COLVEC_ADVICE_*) about bytes
+** [iOff, iOff+n) of the mapping; the range is widened to whole pages and
+** clipped to the mapping. n<=0 is a no-op. Cheap enough to call once per
+** rescoring candidate; it never allocates. Returns COLVEC_RANGE for a bad
+** offset or advice, COLVEC_IOERR when madvise() fails (callers may ignore
+** it: advice is a hint).
+*/
+int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
+                      ColvecErr *pErr) {
+  int64_t nPage = osPageSize(), iStart, iEnd;
+  int adv;
+  if (n <= 0 || pMap->n == 0) return COLVEC_OK;
+  if (iOff < 0 || iOff >= pMap->n) {
+    colvecErrSet(pErr, 0, "colvec: advice offset %lld outside mapping",
+                 (long long)iOff);
+    return COLVEC_RANGE;
+  }
+  switch (eAdvice) {
+  case COLVEC_ADVICE_NORMAL:
+    adv = MADV_NORMAL;
+    break;
+  case COLVEC_ADVICE_WILLNEED:
+    adv = MADV_WILLNEED;
+    break;
+  case COLVEC_ADVICE_RANDOM:
+    adv = MADV_RANDOM;
+    break;
+  case COLVEC_ADVICE_SEQUENTIAL:
+    adv = MADV_SEQUENTIAL;
+    break;
+  default:
+    colvecErrSet(pErr, 0, "colvec: unknown mapping advice %d", eAdvice);
+    return COLVEC_RANGE;
+  }
+  iStart = iOff - iOff % nPage;
+  iEnd = (n > pMap->n - iOff) ? pMap->n : iOff + n;
+  if (madvise((void *)(pMap->a + iStart), (size_t)(iEnd - iStart), adv) != 0) {
+    int iErrno = errno;
+    colvecErrSet(pErr, iErrno, "colvec: madvise failed");
+    return COLVEC_IOERR;
+  }
+  if (eAdvice == COLVEC_ADVICE_RANDOM) pMap->bRandom = 1;
+  return COLVEC_OK;
+}
+
+/* Unmaps and frees pMap (NULL is a no-op). */
+void colvecOsMapClose(ColvecMap *pMap) {
+  if (pMap == NULL) return;
+  if (pMap->a) munmap((void *)pMap->a, (size_t)pMap->n);
+  colvecFree(pMap);
+}

@@ -1,0 +1,135 @@
+/*
+** colvec_os.h — the portable file layer under segment files (SQLite-free).
+**
+** Everything colvec does to the file system outside SQLite goes through
+** here: open/create/close, positioned reads and writes that loop until every
+** byte is moved (retrying EINTR), fsync of a file and of a folder, rename,
+** unlink, mkdir -p, listing a folder, removing a folder tree, and read-only
+** memory mappings with a prefault policy and range advice.
+**
+** Every function returns COLVEC_OK, COLVEC_IOERR (an operating-system call
+** failed), COLVEC_NOMEM or COLVEC_RANGE (bad argument). On error the
+** optional ColvecErr receives errno and a message that starts with
+** "colvec: " and names the file, ready to hand to sqlite3_vtab.zErrMsg.
+**
+** Implemented for POSIX (Linux, macOS) in colvec_os.c. A Windows port would
+** keep these signatures and put a HANDLE in ColvecFile (CreateFileW,
+** ReadFile/WriteFile with OVERLAPPED offsets, FlushFileBuffers,
+** MoveFileExW(MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH),
+** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory).
+*/
+#ifndef COLVEC_OS_H
+#define COLVEC_OS_H
+
+#include "colvec_core.h"
+
+typedef struct ColvecErr ColvecErr;
+typedef struct ColvecFile ColvecFile;
+typedef struct ColvecMap ColvecMap;
+
+/* Size of the message buffer of a ColvecErr, terminating NUL included. */
+#define COLVEC_ERRMSG_MAX 512
+
+/*
+** Where a failing call leaves its reason. Callers pass NULL when they do not
+** want one. zMsg is always NUL-terminated; it is "" until an error is set.
+*/
+struct ColvecErr {
+  int iErrno;                   /* errno of the failing call, 0 if none */
+  char zMsg[COLVEC_ERRMSG_MAX]; /* "colvec: ..." message naming the file */
+};
+
+/*
+** An open file. Opaque apart from this definition, which is here so that
+** tests can look at the descriptor; never touch the members directly.
+*/
+struct ColvecFile {
+#if defined(_WIN32)
+  void *hFile; /* HANDLE of the open file */
+#else
+  int fd; /* POSIX file descriptor, close-on-exec */
+#endif
+  char *zPath; /* copy of the path, for messages (owned) */
+};
+
+/*
+** A read-only mapping of a whole file. a is NULL when the file is empty.
+** The bytes stay valid until colvecOsMapClose(), even after the file it was
+** made from is closed.
+*/
+struct ColvecMap {
+  const uint8_t *a; /* first byte of the mapping */
+  int64_t n;        /* bytes mapped (the file size at mapping time) */
+  int bRandom;      /* MADV_RANDOM has been applied to some range */
+};
+
+/* Flags of colvecOsOpen(). */
+#define COLVEC_OPEN_READONLY 0x01  /* open an existing file for reading */
+#define COLVEC_OPEN_READWRITE 0x02 /* open an existing file read/write */
+#define COLVEC_OPEN_CREATE 0x04    /* with READWRITE: create, or truncate */
+#define COLVEC_OPEN_EXCLUSIVE 0x08 /* with CREATE: fail if it exists */
+
+/* Prefault policies of colvecOsMapOpen(). */
+#define COLVEC_PREFAULT_NONE 0     /* pages come in as they are touched */
+#define COLVEC_PREFAULT_WILLNEED 1 /* MADV_WILLNEED: asynchronous readahead */
+#define COLVEC_PREFAULT_POPULATE 2 /* MAP_POPULATE: read all before return */
+
+/* Advice of colvecOsMapAdvise(). */
+#define COLVEC_ADVICE_NORMAL 0     /* MADV_NORMAL: default readahead */
+#define COLVEC_ADVICE_WILLNEED 1   /* MADV_WILLNEED: start reading now */
+#define COLVEC_ADVICE_RANDOM 2     /* MADV_RANDOM: no readahead */
+#define COLVEC_ADVICE_SEQUENTIAL 3 /* MADV_SEQUENTIAL: aggressive readahead */
+
+/*************************************************************************
+** Errors.
+*/
+void colvecErrSet(ColvecErr *pErr, int iErrno, const char *zFmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void colvecErrClear(ColvecErr *pErr);
+
+/*************************************************************************
+** Files.
+*/
+int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
+                 ColvecErr *pErr);
+int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr);
+int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
+                 ColvecErr *pErr);
+int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
+                  ColvecErr *pErr);
+int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr);
+int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr);
+
+/*************************************************************************
+** Paths and folders.
+*/
+int colvecOsSyncDir(const char *zDir, ColvecErr *pErr);
+int colvecOsSyncParent(const char *zPath, ColvecErr *pErr);
+int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
+int colvecOsUnlink(const char *zPath, ColvecErr *pErr);
+int colvecOsExists(const char *zPath);
+int colvecOsMkdirP(const char *zDir, ColvecErr *pErr);
+int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
+                    int *pnName, ColvecErr *pErr);
+void colvecOsListFree(char **azName, int nName);
+int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr);
+
+/*************************************************************************
+** Read-only mappings.
+**
+** Note from measurements (DESIGN.md §6): never prefault a range that
+** carries MADV_RANDOM (MADV_POPULATE_READ under MADV_RANDOM took 268 s
+** where MAP_POPULATE took 0.49 s). colvecOsMapOpen() prefaults before any
+** advice can exist, so give COLVEC_ADVICE_RANDOM only afterwards; WILLNEED
+** on a few pages of a random range (rescoring) is fine.
+*/
+int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
+                    ColvecMap **ppMap, ColvecErr *pErr);
+int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
+                      ColvecErr *pErr);
+void colvecOsMapClose(ColvecMap *pMap);
+
+#endif /* COLVEC_OS_H */

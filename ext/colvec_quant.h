@@ -1,0 +1,259 @@
+/*
+** colvec_quant.h — vector quantizers (SQLite-free).
+**
+** A ColvecQuant is trained once per vector column of a segment from that
+** segment's float32 vectors. It turns every vector into a fixed-size code,
+** and turns a query into a ColvecQuantQuery that estimates the distance from
+** the query to any code. HNSW search runs over these estimates; the caller
+** then rescores an oversampled candidate pool with the exact float32 vectors.
+**
+** Types:
+**   COLVEC_QUANT_NONE  no codes (0 bytes). The caller uses float32 kernels.
+**   COLVEC_QUANT_INT8  per-dimension scalar quantization, 255 steps between
+**                      that dimension's min and max in the training data.
+**   COLVEC_QUANT_INT4  the same with 15 steps, two dimensions per byte.
+**   COLVEC_QUANT_BIT   RaBitQ (Gao & Long, SIGMOD 2024): the vector minus a
+**                      centroid, randomly rotated, one sign bit per rotated
+**                      dimension, plus two float correction factors; the
+**                      estimator of <o,q> is <o_bar,q>/<o_bar,o>, unbiased.
+**
+** Design choices:
+**   - Per-dimension min/scale (not one global range): dimensions of real
+**     embeddings have different spreads, and a global range wastes steps on
+**     the narrow ones. Training takes min and max over all vectors (one
+**     pass, no sampling; NaN and infinities are ignored).
+**   - Int codes are estimated asymmetrically: the query stays float. The
+**     kernel is one multiply-add per dimension, sum w[d]*code[d], with
+**     w[d] = (q[d]-min[d])*scale[d] prepared per query; each code carries
+**     |decoded - min|^2 as a float, so l2 needs no second pass.
+**   - The rotation is a randomised Hadamard transform: three rounds of
+**     random sign flips followed by a fast Walsh-Hadamard transform on the
+**     dimension padded to a power of two nPad >= 64. It is orthogonal, costs
+**     3*nPad*log2(nPad) additions and is rebuilt from a 64-bit seed (stored in
+**     the serialized form) by a splitmix64 generator: no D x D matrix. All
+**     nPad rotated coordinates are coded (784-d -> 1024 bits).
+**   - The bit estimator quantizes the rotated query to 4 bits per dimension
+**     (deterministic rounding) and stores it as 4 bit planes, so that
+**     <bits, query> = sum_j 2^j popcount(bits & plane_j): integer work only.
+**     An AVX2 kernel (vpshufb popcount) and a scalar twin give identical
+**     integers, hence identical distances. The rotation's AVX2 twin does
+**     the same butterflies, so codes never depend on the CPU. Every AVX2
+**     function ends with vzeroupper (GCC does not add it for target
+**     attributes; without it the scalar code that follows ran 3-7x slower).
+**   - cosine: vectors and queries are normalised first, and 1-cos is
+**     estimated as |a-b|^2/2, which for near neighbours is more accurate
+**     than 1 - <a,b> on quantized vectors.
+**
+** Scale of the estimates (same as colvecDistance's exact values):
+**   l2 -> Euclidean distance (sqrt of the clamped squared estimate),
+**   cosine -> 1 - cos (clamped at 0), dot -> -(a.b).
+**   A zero vector under cosine is estimated at 0.5 (exact value 1.0).
+**
+** Serialized form (little-endian, 28-byte header, versioned):
+**   0  "CVQZ"          magic
+**   4  u16 version     COLVEC_QUANT_VERSION
+**   6  u8  type        ColvecQuantType
+**   7  u8  metric      ColvecMetric (l2, cosine or dot)
+**   8  u32 nDim        1..COLVEC_MAX_DIM
+**   12 u32 nRound      rotation rounds (bit: 3, else 0)
+**   16 u64 seed        rotation seed (bit; else 0)
+**   24 u32 nFloat      float32 parameters that follow
+**   28 f32[nFloat]     int: nDim minima then nDim scales; bit: the centroid
+**   .. u32 checksum    FNV-1a of every byte before it
+**
+** Code layout (colvecQuantCodeBytes bytes per vector, byte-aligned, no
+** alignment needed):
+**   int8: nDim bytes, then f32 factor. int4: (nDim+1)/2 bytes, low nibble
+**   first, then f32 factor. bit: nPad/8 bytes of sign bits (LSB-first), then
+**   f32 f0 and f32 f1 (see colvec_quant_bit.c).
+*/
+#ifndef COLVEC_QUANT_H
+#define COLVEC_QUANT_H
+
+#include "colvec_core.h"
+
+typedef struct ColvecQuant ColvecQuant;
+typedef struct ColvecQuantQuery ColvecQuantQuery;
+
+/* Kinds of quantizer. The values are stored on disk: never renumber. */
+typedef enum ColvecQuantType {
+  COLVEC_QUANT_NONE = 0, /* no codes */
+  COLVEC_QUANT_INT8 = 1, /* 8 bits per dimension */
+  COLVEC_QUANT_INT4 = 2, /* 4 bits per dimension */
+  COLVEC_QUANT_BIT = 3   /* RaBitQ, 1 bit per rotated dimension */
+} ColvecQuantType;
+
+/* Version of the serialized form written by this code. */
+#define COLVEC_QUANT_VERSION 1
+
+/* Seed of the bit quantizer's rotation (a constant: determinism). */
+#define COLVEC_QUANT_SEED 0x636f6c7665635251ULL
+
+/* Rounds of sign flips + Walsh-Hadamard in the bit quantizer's rotation. */
+#define COLVEC_QUANT_ROUNDS 3
+
+/* Bytes of the serialized header (before the float parameters). */
+#define COLVEC_QUANT_HEADER_BYTES 28
+
+/*************************************************************************
+** Interface to code in colvec_quant.c
+*/
+
+/*
+** Trains a quantizer of type eType for nDim-dimensional vectors compared
+** with eMetric (l2, cosine or dot), from nVec vectors; vector i starts at
+** aVec + i*nStride (nStride counts floats, >= nDim). Deterministic: the same
+** input gives the same quantizer, byte for byte. nVec may be 0.
+** On success *ppQuant is set and must be freed with colvecQuantFree.
+** Returns COLVEC_OK, COLVEC_RANGE (bad type, metric, dimension or stride;
+** *ppQuant is NULL) or COLVEC_NOMEM.
+*/
+int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
+                     const float *aVec, int64_t nVec, int64_t nStride,
+                     ColvecQuant **ppQuant);
+
+/* Frees a quantizer (NULL is allowed). */
+void colvecQuantFree(ColvecQuant *pQuant);
+
+/* Type, metric and dimension of a quantizer. */
+ColvecQuantType colvecQuantType(const ColvecQuant *pQuant);
+ColvecMetric colvecQuantMetric(const ColvecQuant *pQuant);
+int colvecQuantDim(const ColvecQuant *pQuant);
+
+/* Bytes of one code (the same for every vector); 0 for COLVEC_QUANT_NONE. */
+int colvecQuantCodeBytes(const ColvecQuant *pQuant);
+
+/* Bytes that colvecQuantSerialize writes. */
+int64_t colvecQuantSerializedBytes(const ColvecQuant *pQuant);
+
+/*
+** Writes the serialized form, exactly colvecQuantSerializedBytes() bytes,
+** to aOut (caller-allocated).
+*/
+void colvecQuantSerialize(const ColvecQuant *pQuant, uint8_t *aOut);
+
+/*
+** Rebuilds a quantizer from n untrusted bytes. Every field is checked; any
+** inconsistency (bad magic, unknown version, type or metric, wrong length,
+** checksum mismatch, non-finite parameter) returns COLVEC_CORRUPT. Returns
+** COLVEC_NOMEM on allocation failure. On success *ppQuant must be freed
+** with colvecQuantFree; on error it is NULL.
+*/
+int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant);
+
+/*
+** Encodes nVec vectors (vector i at aVec + i*nStride floats) into
+** consecutive codes of colvecQuantCodeBytes() bytes at aCode. Allocates one
+** scratch buffer per call, not per vector. Returns COLVEC_OK or
+** COLVEC_NOMEM (aCode then partly written).
+*/
+int colvecQuantEncodeBatch(const ColvecQuant *pQuant, const float *aVec,
+                           int64_t nVec, int64_t nStride, uint8_t *aCode);
+
+/* Encodes one vector; colvecQuantEncodeBatch with nVec = 1. */
+int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
+                      uint8_t *pCode);
+
+/*
+** Per-query state of the estimators. The caller owns the struct: zero it
+** once, call colvecQuantQueryPrepare for each query (buffers are kept and
+** reused when large enough), then colvecQuantQueryClear. The members are
+** private to colvec_quant*.c. The quantizer must outlive the query.
+*/
+struct ColvecQuantQuery {
+  const ColvecQuant *pQuant; /* quantizer the query was prepared for */
+  float *aWeight;   /* int: per-dimension weights; bit: rotated query */
+  uint64_t *aPlane; /* bit: 4 bit planes of the 4-bit query, nWord each */
+  int nWeightAlloc; /* floats allocated at aWeight */
+  int nPlaneAlloc;  /* words allocated at aPlane */
+  float rBase;      /* additive constant of the estimate (see the kernels) */
+  float rLow;       /* bit: smallest rotated query coordinate */
+  float rDelta;     /* bit: step of the 4-bit query quantization */
+  float rSumQ;      /* bit: sum of the quantized rotated query */
+  int bScalar; /* non-zero: use the portable kernels even if AVX2 is there */
+};
+
+/*
+** Prepares the estimator for query aQuery (nDim floats, not modified) and
+** stores it in *pQuery, reusing its buffers. Returns COLVEC_OK, COLVEC_NOMEM
+** or COLVEC_RANGE (type COLVEC_QUANT_NONE has no estimator). On error
+** *pQuery is left unprepared (but still valid for Clear).
+*/
+int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                            ColvecQuantQuery *pQuery);
+
+/* Frees the buffers of a query and zeroes it. */
+void colvecQuantQueryClear(ColvecQuantQuery *pQuery);
+
+/*
+** Forces the portable scalar kernels (bScalar != 0) or lets the fastest
+** available one be used (0). For tests and benchmarks. Returns the name of
+** the kernel that colvecQuantDistance will now use ("scalar" or "avx2").
+*/
+const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int bScalar);
+
+/*
+** Estimated distance from the prepared query to one code, on the scale of
+** the exact distance (see the top of this file). No allocation.
+*/
+float colvecQuantDistance(const ColvecQuantQuery *pQuery, const uint8_t *pCode);
+
+/*
+** Estimates for nCode codes given by pointer (codes of graph neighbours are
+** scattered): aOut[i] = colvecQuantDistance(pQuery, apCode[i]).
+*/
+void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
+                              const uint8_t *const *apCode, int nCode,
+                              float *aOut);
+
+/*************************************************************************
+** Private to colvec_quant*.c: the quantizer object and the per-type code.
+*/
+
+/* A trained quantizer. */
+struct ColvecQuant {
+  ColvecQuantType eType; /* kind of quantizer */
+  ColvecMetric eMetric;  /* l2, cosine or dot */
+  int nDim;              /* dimensions of the input vectors */
+  int nPad;              /* bit: rotated dimension, power of two >= 64 */
+  int nCodeByte;         /* bytes per code */
+  uint64_t iSeed;        /* bit: rotation seed */
+  int nParam;            /* floats at aParam (serialized) */
+  float *aParam;         /* int: min[nDim], scale[nDim]; bit: centroid */
+  float *aSign;          /* bit: COLVEC_QUANT_ROUNDS*nPad signs (+1/-1) */
+  int bAvx2;             /* non-zero if the CPU runs the AVX2 kernels */
+};
+
+/* Finishes an estimate: see colvec_quant.c. */
+float colvecQuantFinish(ColvecMetric eMetric, float rBase, float f0,
+                        float rCross);
+
+/* Copies v (nDim floats) to aOut, normalised when the metric is cosine. */
+void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut);
+
+/* Stores / loads a little-endian float at p (any alignment). */
+void colvecQuantPutF32(uint8_t *p, float r);
+float colvecQuantGetF32(const uint8_t *p);
+
+/* colvec_quant_int.c: int8 and int4. */
+void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                         int64_t nStride, float *aTmp);
+void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
+                          uint8_t *pCode, float *aTmp);
+void colvecQuantIntPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                           ColvecQuantQuery *pQuery);
+float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
+                             const uint8_t *pCode);
+
+/* colvec_quant_bit.c: RaBitQ. */
+int colvecQuantBitSetup(ColvecQuant *pQuant);
+int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                        int64_t nStride, float *aTmp);
+void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
+                          uint8_t *pCode, float *aTmp);
+void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                           ColvecQuantQuery *pQuery);
+float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
+                             const uint8_t *pCode);
+
+#endif /* COLVEC_QUANT_H */

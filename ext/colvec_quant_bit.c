@@ -1,0 +1,361 @@
+/*
+** colvec_quant_bit.c — the 1-bit RaBitQ quantizer.
+**
+** Parameters: the centroid c of the training vectors (normalised first for
+** cosine) and a rotation R rebuilt from a seed: COLVEC_QUANT_ROUNDS rounds
+** of random sign flips followed by an (unnormalised) fast Walsh-Hadamard
+** transform over nPad dimensions. R is a multiple of an orthogonal matrix;
+** the common factor cancels in the estimator, so it is never applied.
+**
+** A vector x, with v = x - c and y = R v, is coded as the nPad bits
+** b[i] = (y[i] > 0) plus two floats:
+**   f1 = |v|^2 / sum |y[i]|                       (RaBitQ's 1/<o_bar,o>)
+**   f0 = |v|^2 (l2, cosine) or <v, c> (dot)
+** For a query q with qc = q - c and z = R qc, RaBitQ's unbiased estimate is
+**   <v, qc> ~ f1 * sum (2 b[i] - 1) z[i]
+** and then |x - q|^2 = |qc|^2 + |v|^2 - 2 <v, qc> and
+** <x, q> = <c, q> + <v, c> + <v, qc>, finished by colvecQuantFinish.
+**
+** The query z is quantized to 4 bits, z[i] ~ lo + delta*u[i], u[i] in 0..15,
+** stored as 4 bit planes, so sum b[i] z[i] ~ lo*popcount(b) +
+** delta * sum_j 2^j popcount(b & plane_j): integer popcounts only, done by
+** bitCountScalar or its AVX2 twin bitCountAvx2 (identical integers).
+*/
+#include "colvec_quant.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COLVEC_QUANT_AVX2 1
+#include <immintrin.h>
+#endif
+
+/* Bits of query precision: 4 planes. */
+#define BIT_QUERY_BITS 4
+
+/* Next value of the splitmix64 generator whose state is *pState. */
+static uint64_t bitSplitmix64(uint64_t *pState) {
+  uint64_t z = (*pState += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/*
+** Builds the rotation signs (aSign) of a bit quantizer from its seed.
+** Returns COLVEC_OK or COLVEC_NOMEM (aSign then NULL; the caller frees the
+** quantizer).
+*/
+int colvecQuantBitSetup(ColvecQuant *pQuant) {
+  int rc = COLVEC_OK;
+  int i, n = COLVEC_QUANT_ROUNDS * pQuant->nPad;
+  uint64_t iState = pQuant->iSeed, iBits = 0;
+  pQuant->aSign = colvecMallocZero(&rc, (int64_t)sizeof(float) * n);
+  if (rc != COLVEC_OK) return rc;
+  for (i = 0; i < n; i++) {
+    if ((i & 63) == 0) iBits = bitSplitmix64(&iState);
+    pQuant->aSign[i] = ((iBits >> (i & 63)) & 1) ? -1.0f : 1.0f;
+  }
+  return COLVEC_OK;
+}
+
+/* In-place unnormalised fast Walsh-Hadamard transform of a[0..n), n = 2^k. */
+static void bitFwht(float *a, int n) {
+  int h, i, j;
+  for (h = 1; h < n; h *= 2) {
+    for (i = 0; i < n; i += 2 * h) {
+      for (j = i; j < i + h; j++) {
+        float x = a[j], y = a[j + h];
+        a[j] = x + y;
+        a[j + h] = x - y;
+      }
+    }
+  }
+}
+
+#ifdef COLVEC_QUANT_AVX2
+/*
+** AVX2 twin of one round (sign flips, then bitFwht) on a[0..n), n a power
+** of two >= 64. Every butterfly computes the same x+y and x-y as bitFwht,
+** so the result is bit-identical. Stages h = 1, 2, 4 run inside a register.
+*/
+__attribute__((target("avx2"))) static void
+bitRoundAvx2(float *a, const float *aSign, int n) {
+  int h, i, j;
+  for (i = 0; i < n; i += 8) {
+    __m256 v =
+        _mm256_mul_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(aSign + i));
+    __m256 y = _mm256_permute_ps(v, 0xB1); /* swap neighbours */
+    v = _mm256_blend_ps(_mm256_add_ps(v, y), _mm256_sub_ps(y, v), 0xAA);
+    y = _mm256_permute_ps(v, 0x4E); /* swap pairs */
+    v = _mm256_blend_ps(_mm256_add_ps(v, y), _mm256_sub_ps(y, v), 0xCC);
+    y = _mm256_permute2f128_ps(v, v, 0x01); /* swap halves */
+    v = _mm256_blend_ps(_mm256_add_ps(v, y), _mm256_sub_ps(y, v), 0xF0);
+    _mm256_storeu_ps(a + i, v);
+  }
+  for (h = 8; h < n; h *= 2) {
+    for (i = 0; i < n; i += 2 * h) {
+      for (j = i; j < i + h; j += 8) {
+        __m256 x = _mm256_loadu_ps(a + j), y = _mm256_loadu_ps(a + j + h);
+        _mm256_storeu_ps(a + j, _mm256_add_ps(x, y));
+        _mm256_storeu_ps(a + j + h, _mm256_sub_ps(x, y));
+      }
+    }
+  }
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+}
+#endif
+
+/*
+** Writes y = R v to aOut (nPad floats): v (nDim floats) padded with zeros,
+** then for each round sign flips and a Walsh-Hadamard transform (AVX2 when
+** pQuant->bAvx2, with identical results).
+*/
+static void bitRotate(const ColvecQuant *pQuant, const float *v, float *aOut) {
+  int r, i, n = pQuant->nPad;
+  memcpy(aOut, v, sizeof(float) * (size_t)pQuant->nDim);
+  for (i = pQuant->nDim; i < n; i++)
+    aOut[i] = 0.0f;
+  for (r = 0; r < COLVEC_QUANT_ROUNDS; r++) {
+    const float *aSign = pQuant->aSign + r * n;
+#ifdef COLVEC_QUANT_AVX2
+    if (pQuant->bAvx2) {
+      bitRoundAvx2(aOut, aSign, n);
+      continue;
+    }
+#endif
+    for (i = 0; i < n; i++)
+      aOut[i] *= aSign[i];
+    bitFwht(aOut, n);
+  }
+}
+
+/* Loads the 64 bits at p (LSB-first byte order) as one word. */
+static uint64_t bitLoad64(const uint8_t *p) {
+  uint64_t u;
+  memcpy(&u, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  u = __builtin_bswap64(u);
+#endif
+  return u;
+}
+
+/*
+** Sets the centroid (aParam) to the mean of the training vectors, summed in
+** double in input order. aTmp holds nDim floats of scratch. Returns
+** COLVEC_OK or COLVEC_NOMEM.
+*/
+int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                        int64_t nStride, float *aTmp) {
+  int rc = COLVEC_OK;
+  int d, nDim = pQuant->nDim;
+  int64_t i, nUsed = 0;
+  double *aSum = colvecMallocZero(&rc, (int64_t)sizeof(double) * nDim);
+  if (rc != COLVEC_OK) return rc;
+  for (i = 0; i < nVec; i++) {
+    colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
+    for (d = 0; d < nDim && isfinite(aTmp[d]); d++) {
+    }
+    if (d < nDim) continue; /* skip vectors with NaN or infinity */
+    for (d = 0; d < nDim; d++)
+      aSum[d] += aTmp[d];
+    nUsed++;
+  }
+  for (d = 0; d < nDim; d++) {
+    pQuant->aParam[d] = nUsed ? (float)(aSum[d] / (double)nUsed) : 0.0f;
+  }
+  colvecFree(aSum);
+  return COLVEC_OK;
+}
+
+/*
+** Writes the code of vector aVec to pCode (colvecQuantCodeBytes bytes).
+** aTmp holds nPad + nDim floats of scratch.
+*/
+void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
+                          uint8_t *pCode, float *aTmp) {
+  int i, nDim = pQuant->nDim, nPad = pQuant->nPad;
+  const float *c = pQuant->aParam;
+  float *y = aTmp, *v = aTmp + nPad;
+  double rNorm = 0.0, rDotC = 0.0, rL1 = 0.0;
+  float f1;
+  colvecQuantInput(pQuant, aVec, v);
+  for (i = 0; i < nDim; i++) {
+    v[i] -= c[i];
+    rNorm += (double)v[i] * v[i];
+    rDotC += (double)v[i] * c[i];
+  }
+  bitRotate(pQuant, v, y);
+  memset(pCode, 0, (size_t)nPad / 8);
+  for (i = 0; i < nPad; i++) {
+    if (y[i] > 0.0f) pCode[i / 8] |= (uint8_t)(1 << (i & 7));
+    rL1 += fabs((double)y[i]);
+  }
+  f1 = rL1 > 0.0 ? (float)(rNorm / rL1) : 0.0f;
+  colvecQuantPutF32(
+      pCode + nPad / 8,
+      (float)(pQuant->eMetric == COLVEC_METRIC_DOT ? rDotC : rNorm));
+  colvecQuantPutF32(pCode + nPad / 8 + 4, f1);
+}
+
+/*
+** Prepares the query: rotated query z in aWeight[0..nPad), its 4-bit
+** version as bit planes in aPlane, and the constants rBase (|qc|^2 or
+** <c,q>), rLow, rDelta, rSumQ. The query's buffers are large enough.
+*/
+void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                           ColvecQuantQuery *pQuery) {
+  int i, j, nDim = pQuant->nDim, nPad = pQuant->nPad, nWord = nPad / 64;
+  const float *c = pQuant->aParam;
+  float *z = pQuery->aWeight, *q = pQuery->aWeight + nPad;
+  float rLow, rHigh, rDelta;
+  double rBase = 0.0;
+  int64_t nSumU = 0;
+  colvecQuantInput(pQuant, aQuery, q);
+  for (i = 0; i < nDim; i++) {
+    if (pQuant->eMetric == COLVEC_METRIC_DOT) rBase += (double)c[i] * q[i];
+    q[i] -= c[i];
+    if (pQuant->eMetric != COLVEC_METRIC_DOT) rBase += (double)q[i] * q[i];
+  }
+  bitRotate(pQuant, q, z);
+  rLow = rHigh = z[0];
+  for (i = 1; i < nPad; i++) {
+    if (z[i] < rLow) rLow = z[i];
+    if (z[i] > rHigh) rHigh = z[i];
+  }
+  rDelta = (rHigh - rLow) / (float)((1 << BIT_QUERY_BITS) - 1);
+  if (!(rDelta > 0.0f) || !isfinite(rDelta)) rDelta = 0.0f;
+  memset(pQuery->aPlane, 0, sizeof(uint64_t) * BIT_QUERY_BITS * nWord);
+  for (i = 0; i < nPad; i++) {
+    int u = 0;
+    if (rDelta > 0.0f) {
+      float r = (z[i] - rLow) / rDelta + 0.5f;
+      u = r >= 15.0f ? 15 : (r > 0.0f ? (int)r : 0);
+    }
+    nSumU += u;
+    for (j = 0; j < BIT_QUERY_BITS; j++) {
+      pQuery->aPlane[j * nWord + i / 64] |= (uint64_t)((u >> j) & 1)
+                                            << (i & 63);
+    }
+  }
+  pQuery->rBase = (float)rBase;
+  pQuery->rLow = rLow;
+  pQuery->rDelta = rDelta;
+  pQuery->rSumQ = (float)((double)nPad * rLow + (double)rDelta * nSumU);
+}
+
+/*
+** Counts, over words iFirst..nWord-1 of the code bits pBits, the set bits
+** (*pnOne, added to) and sum_j 2^j popcount(bits & plane_j) (returned).
+** Always inlined, so that bitCountScalar and bitCountPopcnt share it.
+*/
+static inline __attribute__((always_inline)) uint64_t
+bitCountBody(const uint8_t *pBits, const uint64_t *aPlane, int iFirst,
+             int nWord, uint64_t *pnOne) {
+  uint64_t nSum = 0, nOne = 0;
+  int w, j;
+  for (w = iFirst; w < nWord; w++) {
+    uint64_t b = bitLoad64(pBits + 8 * w);
+    nOne += (uint64_t)__builtin_popcountll(b);
+    for (j = 0; j < BIT_QUERY_BITS; j++) {
+      nSum += (uint64_t)__builtin_popcountll(b & aPlane[j * nWord + w]) << j;
+    }
+  }
+  *pnOne += nOne;
+  return nSum;
+}
+
+/* bitCountBody compiled for any CPU: the portable kernel. */
+static uint64_t bitCountScalar(const uint8_t *pBits, const uint64_t *aPlane,
+                               int iFirst, int nWord, uint64_t *pnOne) {
+  return bitCountBody(pBits, aPlane, iFirst, nWord, pnOne);
+}
+
+#ifdef COLVEC_QUANT_AVX2
+/* bitCountBody with the POPCNT instruction (the AVX2 kernel's tail). */
+__attribute__((target("popcnt"))) static uint64_t
+bitCountPopcnt(const uint8_t *pBits, const uint64_t *aPlane, int iFirst,
+               int nWord, uint64_t *pnOne) {
+  return bitCountBody(pBits, aPlane, iFirst, nWord, pnOne);
+}
+
+/* Per-byte population counts of x (nibble lookup table). */
+__attribute__((target("avx2"))) static __m256i bitPopcnt8(__m256i x) {
+  const __m256i lut =
+      _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1,
+                       2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+  const __m256i m = _mm256_set1_epi8(15);
+  __m256i lo = _mm256_and_si256(x, m);
+  __m256i hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m);
+  return _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo),
+                         _mm256_shuffle_epi8(lut, hi));
+}
+
+/* Sum of the four 64-bit lanes of v. */
+__attribute__((target("avx2"))) static uint64_t bitHsum64(__m256i v) {
+  __m128i s =
+      _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  return (uint64_t)_mm_cvtsi128_si64(s) +
+         (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(s, s));
+}
+
+/*
+** AVX2 twin of bitCountScalar over all nWord words (four at a time, the
+** rest by bitCountPopcnt). Per byte the weighted count is at most
+** 8*(1+2+4+8) = 120, so it is summed in bytes before _mm256_sad_epu8.
+*/
+__attribute__((target("avx2"))) static uint64_t
+bitCountAvx2(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
+             uint64_t *pnOne) {
+  __m256i accSum = _mm256_setzero_si256(), accOne = _mm256_setzero_si256();
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t nSum;
+  int w;
+  for (w = 0; w + 4 <= nWord; w += 4) {
+    __m256i b = _mm256_loadu_si256((const __m256i *)(pBits + 8 * w));
+    __m256i p0 = _mm256_loadu_si256((const __m256i *)(aPlane + w));
+    __m256i p1 = _mm256_loadu_si256((const __m256i *)(aPlane + nWord + w));
+    __m256i p2 = _mm256_loadu_si256((const __m256i *)(aPlane + 2 * nWord + w));
+    __m256i p3 = _mm256_loadu_si256((const __m256i *)(aPlane + 3 * nWord + w));
+    __m256i s = bitPopcnt8(_mm256_and_si256(b, p0));
+    s = _mm256_add_epi8(
+        s, _mm256_slli_epi16(bitPopcnt8(_mm256_and_si256(b, p1)), 1));
+    s = _mm256_add_epi8(
+        s, _mm256_slli_epi16(bitPopcnt8(_mm256_and_si256(b, p2)), 2));
+    s = _mm256_add_epi8(
+        s, _mm256_slli_epi16(bitPopcnt8(_mm256_and_si256(b, p3)), 3));
+    accSum = _mm256_add_epi64(accSum, _mm256_sad_epu8(s, zero));
+    accOne = _mm256_add_epi64(accOne, _mm256_sad_epu8(bitPopcnt8(b), zero));
+  }
+  *pnOne = bitHsum64(accOne);
+  nSum = bitHsum64(accSum);
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return nSum + bitCountPopcnt(pBits, aPlane, w, nWord, pnOne);
+}
+#endif
+
+/* Estimated distance from a prepared bit query to one code. */
+float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
+                             const uint8_t *pCode) {
+  const ColvecQuant *pQuant = pQuery->pQuant;
+  int nWord = pQuant->nPad / 64;
+  const uint8_t *pF = pCode + pQuant->nPad / 8;
+  uint64_t nOne = 0, nSum;
+  double rIp;
+#ifdef COLVEC_QUANT_AVX2
+  if (pQuant->bAvx2 && !pQuery->bScalar) {
+    nSum = bitCountAvx2(pCode, pQuery->aPlane, nWord, &nOne);
+  } else
+#endif
+  {
+    nSum = bitCountScalar(pCode, pQuery->aPlane, 0, nWord, &nOne);
+  }
+  /* sum (2b-1) z  ~  2 * (lo * #ones + delta * weighted count) - sum z */
+  rIp = 2.0 * ((double)pQuery->rLow * (double)nOne +
+               (double)pQuery->rDelta * (double)nSum) -
+        pQuery->rSumQ;
+  return colvecQuantFinish(pQuant->eMetric, pQuery->rBase,
+                           colvecQuantGetF32(pF),
+                           (float)(colvecQuantGetF32(pF + 4) * rIp));
+}

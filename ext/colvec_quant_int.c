@@ -1,0 +1,233 @@
+/*
+** colvec_quant_int.c — int8 and int4 scalar quantizers.
+**
+** Parameters: per dimension d, min[d] and scale[d] = (max[d]-min[d])/L with
+** L = 255 (int8) or 15 (int4), over all training vectors (normalised first
+** for cosine). A vector x is coded as c[d] = round((x[d]-min[d])/scale[d])
+** clamped to 0..L, plus one float f0 = sum (scale[d]*c[d])^2 (l2, cosine;
+** 0 for dot). With y = x_decoded - min and q' = q - min:
+**   |q - x|^2 ~ |q'|^2 + f0 - 2 * sum q'[d]*scale[d]*c[d]
+**   <q, x>    ~ sum q[d]*min[d] + sum q[d]*scale[d]*c[d]
+** so the per-query weights w[d] (q'[d]*scale[d] or q[d]*scale[d]) reduce the
+** hot loop to one multiply-add per dimension (colvecQuantFinish does the
+** rest).
+*/
+#include "colvec_quant.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COLVEC_QUANT_AVX2 1
+#include <immintrin.h>
+#endif
+
+/* Highest code value of the quantizer's type. */
+static int intLevels(const ColvecQuant *pQuant) {
+  return pQuant->eType == COLVEC_QUANT_INT8 ? 255 : 15;
+}
+
+/* Bytes of the packed codes (before the float factor). */
+static int intDataBytes(const ColvecQuant *pQuant) {
+  return pQuant->nCodeByte - 4;
+}
+
+/*
+** Sets min[] and scale[] (aParam) from nVec training vectors. aTmp holds
+** nDim floats of scratch. Non-finite values are ignored; a dimension with
+** no finite value (or no vectors at all) gets min 0 and scale 0.
+*/
+void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                         int64_t nStride, float *aTmp) {
+  int d;
+  int64_t i;
+  int nDim = pQuant->nDim;
+  float *aMin = pQuant->aParam;
+  float *aScale = pQuant->aParam + nDim; /* holds max[] until the end */
+  for (d = 0; d < nDim; d++) {
+    aMin[d] = HUGE_VALF;
+    aScale[d] = -HUGE_VALF;
+  }
+  for (i = 0; i < nVec; i++) {
+    colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
+    for (d = 0; d < nDim; d++) {
+      float x = aTmp[d];
+      if (!isfinite(x)) continue; /* NaN and infinities say nothing */
+      if (x < aMin[d]) aMin[d] = x;
+      if (x > aScale[d]) aScale[d] = x;
+    }
+  }
+  for (d = 0; d < nDim; d++) {
+    float r = (aScale[d] - aMin[d]) / (float)intLevels(pQuant);
+    aScale[d] = (isfinite(r) && r > 0.0f) ? r : 0.0f;
+    if (!isfinite(aMin[d])) aMin[d] = 0.0f; /* no finite value seen */
+  }
+}
+
+/*
+** Writes the code of vector aVec to pCode (colvecQuantCodeBytes bytes).
+** aTmp holds nDim floats of scratch.
+*/
+void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
+                          uint8_t *pCode, float *aTmp) {
+  int d;
+  int nDim = pQuant->nDim;
+  int nLevel = intLevels(pQuant);
+  const float *aMin = pQuant->aParam;
+  const float *aScale = pQuant->aParam + nDim;
+  double rNorm = 0.0;
+  colvecQuantInput(pQuant, aVec, aTmp);
+  if (pQuant->eType == COLVEC_QUANT_INT4) {
+    for (d = 0; d < intDataBytes(pQuant); d++)
+      pCode[d] = 0;
+  }
+  for (d = 0; d < nDim; d++) {
+    int c = 0;
+    if (aScale[d] > 0.0f) {
+      float r = (aTmp[d] - aMin[d]) / aScale[d] + 0.5f;
+      if (r >= (float)nLevel) {
+        c = nLevel;
+      } else if (r > 0.0f) { /* false for NaN */
+        c = (int)r;
+      }
+    }
+    rNorm += (double)(aScale[d] * (float)c) * (double)(aScale[d] * (float)c);
+    if (pQuant->eType == COLVEC_QUANT_INT8) {
+      pCode[d] = (uint8_t)c;
+    } else {
+      pCode[d / 2] |= (uint8_t)(c << ((d & 1) * 4));
+    }
+  }
+  if (pQuant->eMetric == COLVEC_METRIC_DOT) rNorm = 0.0;
+  colvecQuantPutF32(pCode + intDataBytes(pQuant), (float)rNorm);
+}
+
+/*
+** Prepares the query: aWeight[d] = q'[d]*scale[d] and rBase as described at
+** the top of this file. The query's buffers are already large enough.
+*/
+void colvecQuantIntPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                           ColvecQuantQuery *pQuery) {
+  int d;
+  int nDim = pQuant->nDim;
+  const float *aMin = pQuant->aParam;
+  const float *aScale = pQuant->aParam + nDim;
+  float *w = pQuery->aWeight;
+  double rBase = 0.0;
+  colvecQuantInput(pQuant, aQuery, w);
+  for (d = 0; d < nDim; d++) {
+    if (pQuant->eMetric == COLVEC_METRIC_DOT) {
+      rBase += (double)w[d] * aMin[d];
+      w[d] = w[d] * aScale[d];
+    } else {
+      float r = w[d] - aMin[d];
+      rBase += (double)r * r;
+      w[d] = r * aScale[d];
+    }
+  }
+  pQuery->rBase = (float)rBase;
+}
+
+/* sum w[d]*c[d] over n int8 codes, portable version. */
+static float intCross8Scalar(const float *w, const uint8_t *c, int n) {
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  int i;
+  for (i = 0; i + 4 <= n; i += 4) {
+    a0 += w[i] * (float)c[i];
+    a1 += w[i + 1] * (float)c[i + 1];
+    a2 += w[i + 2] * (float)c[i + 2];
+    a3 += w[i + 3] * (float)c[i + 3];
+  }
+  for (; i < n; i++)
+    a0 += w[i] * (float)c[i];
+  return (a0 + a1) + (a2 + a3);
+}
+
+/* sum w[d]*c[d] over n int4 codes (low nibble first), portable version. */
+static float intCross4Scalar(const float *w, const uint8_t *c, int n) {
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  int i, nPair = n / 2;
+  for (i = 0; i + 2 <= nPair; i += 2) {
+    unsigned b0 = c[i], b1 = c[i + 1];
+    a0 += w[2 * i] * (float)(b0 & 15);
+    a1 += w[2 * i + 1] * (float)(b0 >> 4);
+    a2 += w[2 * i + 2] * (float)(b1 & 15);
+    a3 += w[2 * i + 3] * (float)(b1 >> 4);
+  }
+  for (; i < nPair; i++) {
+    a0 += w[2 * i] * (float)(c[i] & 15);
+    a1 += w[2 * i + 1] * (float)(c[i] >> 4);
+  }
+  if (n & 1) a0 += w[n - 1] * (float)(c[n / 2] & 15);
+  return (a0 + a1) + (a2 + a3);
+}
+
+#ifdef COLVEC_QUANT_AVX2
+/* Sum of the 8 lanes of v. */
+__attribute__((target("avx2,fma"))) static float intHsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+/* AVX2 twin of intCross8Scalar (same value up to rounding order). */
+__attribute__((target("avx2,fma"))) static float
+intCross8Avx2(const float *w, const uint8_t *c, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  float r;
+  int i;
+  for (i = 0; i + 16 <= n; i += 16) {
+    __m128i b = _mm_loadu_si128((const __m128i *)(c + i));
+    __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b));
+    __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)));
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), x0, a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), x1, a1);
+  }
+  r = intHsum(_mm256_add_ps(a0, a1));
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return r + intCross8Scalar(w + i, c + i, n - i);
+}
+
+/* AVX2 twin of intCross4Scalar (same value up to rounding order). */
+__attribute__((target("avx2,fma"))) static float
+intCross4Avx2(const float *w, const uint8_t *c, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+  const __m128i m = _mm_set1_epi8(15);
+  float r;
+  int i;
+  for (i = 0; i + 16 <= n; i += 16) {
+    __m128i b = _mm_loadl_epi64((const __m128i *)(c + i / 2));
+    __m128i lo = _mm_and_si128(b, m);
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
+    __m128i x = _mm_unpacklo_epi8(lo, hi); /* dims i..i+15 in order */
+    __m256 x0 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(x));
+    __m256 x1 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(x, 8)));
+    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), x0, a0);
+    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), x1, a1);
+  }
+  r = intHsum(_mm256_add_ps(a0, a1));
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return r + intCross4Scalar(w + i, c + i / 2, n - i);
+}
+#endif
+
+/* Estimated distance from a prepared int8/int4 query to one code. */
+float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
+                             const uint8_t *pCode) {
+  const ColvecQuant *pQuant = pQuery->pQuant;
+  int n = pQuant->nDim;
+  int b8 = pQuant->eType == COLVEC_QUANT_INT8;
+  float rCross;
+  float f0 = colvecQuantGetF32(pCode + intDataBytes(pQuant));
+#ifdef COLVEC_QUANT_AVX2
+  if (pQuant->bAvx2 && !pQuery->bScalar) {
+    rCross = b8 ? intCross8Avx2(pQuery->aWeight, pCode, n)
+                : intCross4Avx2(pQuery->aWeight, pCode, n);
+  } else
+#endif
+  {
+    rCross = b8 ? intCross8Scalar(pQuery->aWeight, pCode, n)
+                : intCross4Scalar(pQuery->aWeight, pCode, n);
+  }
+  return colvecQuantFinish(pQuant->eMetric, pQuery->rBase, f0, rCross);
+}

@@ -1,0 +1,177 @@
+/*
+** colvec_segfile.h — the segment file format: streaming writer, validating
+** reader, checksums (SQLite-free). Implemented in colvec_segfile.c on top of
+** colvec_os.h.
+**
+** A segment is an immutable file holding N rows of one table, column-wise,
+** as a sequence of sections. All integers are little-endian.
+**
+**   offset 0     header (128 bytes)
+**   offset 128   section bodies, each starting on a 64-byte boundary,
+**                zero padding between them
+**   tableOffset  section table: nSection entries of 64 bytes
+**   fileSize     end of file (= tableOffset + 64 * nSection)
+**
+** Header (COLVEC_SEG_HEADER_SIZE bytes). Bytes 0..63 are a preamble whose
+** layout and checksum rule are frozen for every format version, so that a
+** reader can tell "written by a newer colvec" from "damaged":
+**    0  u8[8] magic "COLVSEG\x1a"
+**    8  u32   format version (COLVEC_SEG_VERSION)
+**   12  u32   header size in bytes (128 in version 1)
+**   16  u32   flags (none defined; must be 0)
+**   20  u32   number of sections
+**   24  u64   schema fingerprint (chosen by the caller, opaque here)
+**   32  u64   row count N
+**   40  u64   offset of the section table (64-aligned)
+**   48  u64   file size in bytes
+**   56  u64   checksum: colvecSegHash over the header with this field
+**             zeroed, then over bytes [tableOffset, fileSize)
+**   64  ...   reserved, zero
+**
+** Section table entry (COLVEC_SEG_ENTRY_SIZE bytes):
+**    0  u32   kind (COLVEC_SEG_*; 0 is invalid, unknown kinds are allowed)
+**    4  u32   column index (meaning is the caller's; 0 for ROWIDS)
+**    8  u32   element size or stride in bytes (0 = byte stream)
+**   12  u32   flags (COLVEC_SEGF_*)
+**   16  u64   offset (64-aligned, >= header size, after the previous
+**             section's end)
+**   24  u64   length in bytes, padding excluded
+**   32  u64   checksum: colvecSegHash of the section's bytes
+**   40  ...   reserved, zero
+**
+** Rules checked on open (and enforced by the writer) for known kinds, with
+** N the row count:
+**   ROWIDS        elemsize 8, length 8*N (int64, strictly ascending: verify)
+**   ATTR_FIXED    elemsize 8, length 8*N (int64, or double with SEGF_REAL)
+**   ATTR_VAROFFSETS elemsize 8, length 8*(N+1): row i's bytes are
+**                 [off[i], off[i+1]) of the ATTR_VARBYTES section of the same
+**                 column (monotonic, off[0]=0, off[N]=its length: verify)
+**   ATTR_VARBYTES elemsize 0, any length
+**   NULLBITMAP    elemsize 0, length (N+7)/8, bit i (LSB-first) set = NULL
+**   VECTORS       elemsize > 0 (bytes per vector), length N*elemsize
+**   CODES         elemsize > 0 (bytes per code), length N*elemsize
+**   GRAPH         any elemsize, any length (layout owned by the HNSW code)
+** A (kind, column) pair appears at most once.
+**
+** Checksums of the header and table are verified on every open; section
+** checksums only by colvecSegVerify() (integrity-check), so opening a
+** multi-GB segment costs a few reads, not a pass over the file.
+**
+** Result codes: COLVEC_CORRUPT for a damaged or truncated file (message
+** names the file and what is wrong); COLVEC_ERROR for a file written in a
+** format version this build does not read; COLVEC_IOERR for a failing
+** system call; COLVEC_NOMEM; COLVEC_RANGE/COLVEC_ERROR for misuse.
+*/
+#ifndef COLVEC_SEGFILE_H
+#define COLVEC_SEGFILE_H
+
+#include "colvec_core.h"
+#include "colvec_os.h"
+
+typedef struct ColvecHash ColvecHash;
+typedef struct ColvecSeg ColvecSeg;
+typedef struct ColvecSegSection ColvecSegSection;
+typedef struct ColvecSegWriter ColvecSegWriter;
+
+#define COLVEC_SEG_MAGIC "COLVSEG\x1a" /* 8 bytes, no NUL stored */
+#define COLVEC_SEG_VERSION 1           /* format version written and read */
+#define COLVEC_SEG_HEADER_SIZE 128     /* bytes of the version-1 header */
+#define COLVEC_SEG_ENTRY_SIZE 64       /* bytes of one section table entry */
+#define COLVEC_SEG_ALIGN 64            /* alignment of every section */
+#define COLVEC_SEG_MAX_SECTION 16384   /* most sections a file may have */
+
+/* Section kinds. Values are stored in files: never renumber. */
+#define COLVEC_SEG_ROWIDS 1          /* sorted int64 rowids */
+#define COLVEC_SEG_ATTR_FIXED 2      /* int64 or double per row */
+#define COLVEC_SEG_ATTR_VAROFFSETS 3 /* N+1 int64 offsets into VARBYTES */
+#define COLVEC_SEG_ATTR_VARBYTES 4   /* concatenated text/blob values */
+#define COLVEC_SEG_NULLBITMAP 5      /* one bit per row, 1 = NULL */
+#define COLVEC_SEG_VECTORS 6         /* N x stride original vectors */
+#define COLVEC_SEG_CODES 7           /* N x stride quantized codes */
+#define COLVEC_SEG_GRAPH 8           /* HNSW graph, HNSW's own layout */
+
+/* Section flags. */
+#define COLVEC_SEGF_REAL 0x0001  /* ATTR_FIXED holds doubles, not int64 */
+#define COLVEC_SEGF_KNOWN 0x0001 /* every flag this version defines */
+
+/* Access modes of colvecSegOpen(). */
+#define COLVEC_SEG_MMAP 0 /* map the file; stable pointers into it */
+#define COLVEC_SEG_FILE 1 /* pread into caller buffers */
+
+/*
+** The streaming 64-bit checksum: XXH64 with seed 0 (the same value as
+** `xxhsum -H1` prints), fed in pieces of any size. Fields are internal.
+*/
+struct ColvecHash {
+  uint64_t v[4];    /* the four lane accumulators */
+  uint64_t nTotal;  /* bytes fed so far */
+  uint8_t aBuf[32]; /* bytes of an incomplete 32-byte stripe */
+  int nBuf;         /* bytes used in aBuf */
+};
+
+/* One section, as described by the section table (decoded). */
+struct ColvecSegSection {
+  uint32_t eKind;     /* COLVEC_SEG_* */
+  uint32_t iColumn;   /* column index */
+  uint32_t nElemSize; /* element size or stride in bytes; 0 = bytes */
+  uint32_t flags;     /* COLVEC_SEGF_* */
+  int64_t iOffset;    /* file offset of the first byte */
+  int64_t nByte;      /* length in bytes, padding excluded */
+  uint64_t cksum;     /* colvecSegHash of the bytes */
+};
+
+/*************************************************************************
+** Checksum.
+*/
+void colvecHashInit(ColvecHash *pHash);
+void colvecHashUpdate(ColvecHash *pHash, const void *p, int64_t n);
+uint64_t colvecHashFinal(const ColvecHash *pHash);
+uint64_t colvecSegHash(const void *p, int64_t n);
+
+/*************************************************************************
+** Writer.
+*/
+int colvecSegWriterOpen(const char *zTmpPath, uint64_t fingerprint,
+                        ColvecSegWriter **ppWriter, ColvecErr *pErr);
+int colvecSegWriterBegin(ColvecSegWriter *p, uint32_t eKind, uint32_t iColumn,
+                         uint32_t nElemSize, uint32_t flags);
+int colvecSegWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n);
+int colvecSegWriterEnd(ColvecSegWriter *p);
+int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr);
+void colvecSegWriterAbort(ColvecSegWriter *p);
+const char *colvecSegWriterErrmsg(ColvecSegWriter *p);
+
+/*************************************************************************
+** Reader.
+*/
+int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
+                  ColvecSeg **ppSeg, ColvecErr *pErr);
+void colvecSegClose(ColvecSeg *pSeg);
+uint64_t colvecSegRowCount(const ColvecSeg *pSeg);
+uint64_t colvecSegFingerprint(const ColvecSeg *pSeg);
+uint32_t colvecSegVersion(const ColvecSeg *pSeg);
+int64_t colvecSegFileSize(const ColvecSeg *pSeg);
+uint64_t colvecSegHeaderChecksum(const ColvecSeg *pSeg);
+int64_t colvecSegTableOffset(const ColvecSeg *pSeg);
+int colvecSegSectionCount(const ColvecSeg *pSeg);
+const ColvecSegSection *colvecSegSection(const ColvecSeg *pSeg, int i);
+const ColvecSegSection *colvecSegFind(const ColvecSeg *pSeg, uint32_t eKind,
+                                      uint32_t iColumn);
+const char *colvecSegKindName(uint32_t eKind);
+const void *colvecSegData(const ColvecSeg *pSeg, const ColvecSegSection *pSec);
+int colvecSegRead(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
+                  void *pBuf, int64_t n, ColvecErr *pErr);
+int colvecSegReadElem(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                      int64_t iElem, void *pBuf, ColvecErr *pErr);
+int colvecSegReadInt64(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                       int64_t iElem, int64_t *pVal, ColvecErr *pErr);
+int colvecSegReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                        int64_t iElem, double *pVal, ColvecErr *pErr);
+int colvecSegAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
+                    int64_t n, int eAdvice);
+int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                  int (*xChunk)(void *pCtx, const uint8_t *a, int64_t n),
+                  void *pCtx, ColvecErr *pErr);
+int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr);
+
+#endif /* COLVEC_SEGFILE_H */
