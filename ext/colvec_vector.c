@@ -140,7 +140,7 @@ int colvecFloatsToVector(const float *aVal, int nVal, ColvecElem eElem,
         return COLVEC_ERROR;
       }
     }
-    memcpy(aOut, aVal, (size_t)nVal * sizeof(float));
+    if (nVal > 0) memcpy(aOut, aVal, (size_t)nVal * sizeof(float));
     break;
   case COLVEC_ELEM_I8: {
     int8_t *a = (int8_t *)aOut;

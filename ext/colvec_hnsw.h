@@ -1,0 +1,201 @@
+/*
+** colvec_hnsw.h — the HNSW graph of one immutable segment (SQLite-free).
+**
+** Nodes are the row positions 0..N-1 of a segment. The graph is built once,
+** at compaction, from exact float32 distances supplied by the caller
+** (colvec_hnsw_build.c), serialised as one section of the segment file, and
+** searched in place from the read-only mapping with whatever query distance
+** the caller supplies (normally a quantized, asymmetric estimate).
+**
+** LAYOUT (in memory and on disk, the same words)
+**
+** All words are uint32, little-endian on disk. The section is:
+**
+**   header     16 words (64 bytes):
+**                0 magic 0x4E485643 ("CVHN")   4 nLevel (max level + 1;
+**                1 format version (1)             0 when N is 0)
+**                2 N (node count)              5 entry node id
+**                3 M                           6 nUpper (nodes with level>0)
+**                                              7 nUpList (upper-level lists)
+**                8..15 zero (reserved)
+**   level 0    N records of 1+2M words: link count, then 2M node ids
+**              (unused slots zero). Fixed stride, so node i's record is at
+**              word i*(1+2M): no per-node offset table.
+**   directory  nUpper records of 3 words, one per node with level>0, in
+**              ascending node order: node id, level, index of its level-1
+**              list in the upper area (its level-L list follows at +L-1).
+**   upper      nUpList lists of 1+M words: link count, then M links. Links
+**              on levels >= 1 are DIRECTORY INDICES, not node ids, so upper
+**              levels are walked without any node -> directory lookup.
+**
+** Selection of links follows hnswlib: candidates from a beam search of
+** width efConstruction, pruned by its neighbour-selection heuristic to M;
+** a neighbour whose list is full re-runs the heuristic on its old links plus
+** the new one (capacity M above level 0, 2M on level 0).
+**
+** DETERMINISM. Levels come from a hash of the rowid (colvecHnswLevel) or from
+** the caller; nodes are inserted in node order, in batches of nBatch: every
+** node of a batch searches the graph as it was at the start of the batch
+** (in parallel when nThread > 1), also considers the earlier nodes of its own
+** batch as candidates, and the back-links are then applied in node order
+** (in parallel across distinct target nodes). The bytes therefore depend on
+** the data, M, efConstruction and nBatch — never on nThread or timing.
+** nBatch = 1 is the classic one-at-a-time insertion.
+**
+** SAFETY. colvecHnswOpen() validates the header, the directory and every
+** upper-level list, and (unless COLVEC_HNSW_OPEN_LAZY) every level-0 record.
+** Search also checks each level-0 record it reads, so a lazily opened corrupt
+** graph gives COLVEC_CORRUPT, never an out-of-bounds read. Every search
+** visits a node at most once per level, so corrupt links cannot loop.
+*/
+#ifndef COLVEC_HNSW_H
+#define COLVEC_HNSW_H
+
+#include "colvec_core.h"
+
+#define COLVEC_HNSW_DEFAULT_M 16     /* links per node above level 0 */
+#define COLVEC_HNSW_DEFAULT_EFC 200  /* efConstruction */
+#define COLVEC_HNSW_DEFAULT_BATCH 32 /* nodes inserted per build batch */
+#define COLVEC_HNSW_MAX_M 128        /* largest M accepted */
+#define COLVEC_HNSW_MAX_LEVEL 30     /* highest level a node may have */
+#define COLVEC_HNSW_MAX_EFC 4096     /* largest efConstruction accepted */
+#define COLVEC_HNSW_MAX_BATCH 1024   /* largest nBatch accepted */
+#define COLVEC_HNSW_MAX_THREAD 64    /* largest nThread accepted */
+
+#define COLVEC_HNSW_MAGIC 0x4E485643u /* "CVHN" as little-endian bytes */
+#define COLVEC_HNSW_VERSION 1         /* serialised format version */
+#define COLVEC_HNSW_HEADER_WORDS 16   /* header size in uint32 words */
+
+/* Flag for colvecHnswOpen(): skip the full level-0 scan (search checks). */
+#define COLVEC_HNSW_OPEN_LAZY 0x01
+
+typedef struct ColvecHnsw ColvecHnsw;
+typedef struct ColvecHnswConfig ColvecHnswConfig;
+typedef struct ColvecHnswPair ColvecHnswPair;
+typedef struct ColvecHnswQuery ColvecHnswQuery;
+typedef struct ColvecHnswSearch ColvecHnswSearch;
+
+/* Build parameters. Zero in any field selects its default. */
+struct ColvecHnswConfig {
+  int nM;      /* links per node above level 0 (2..128; level 0 holds 2*nM) */
+  int nEfC;    /* efConstruction: beam width while building (1..4096) */
+  int nBatch;  /* nodes per insertion batch; part of the output's identity */
+  int nThread; /* worker threads (1..64); never changes the output */
+};
+
+/*
+** What a search needs from its caller. xDist is required; the others may be
+** NULL. pCtx is passed to each of them unchanged.
+*/
+struct ColvecHnswQuery {
+  float (*xDist)(void *pCtx, uint32_t iNode);    /* query-to-node distance */
+  void (*xPrefetch)(void *pCtx, uint32_t iNode); /* hint: node used soon */
+  int (*xAccept)(void *pCtx, uint32_t iNode);    /* 0: traverse, never return */
+  void *pCtx;                                    /* caller's context */
+};
+
+/* A (distance, id) pair: heap entries, candidates, results. */
+struct ColvecHnswPair {
+  float d;     /* distance to the query */
+  uint32_t id; /* node id (level 0) or directory index (upper levels) */
+};
+
+/*************************************************************************
+** Interface to code in colvec_hnsw.c (layout, serialisation, search)
+*/
+
+/* Level of the node holding rowid: a deterministic geometric draw, P=1/M. */
+int colvecHnswLevel(uint64_t iRowid, int nM);
+
+/* Opens serialised bytes (kept by reference: keep them alive until Free). */
+int colvecHnswOpen(const uint8_t *aData, size_t nData, int flags,
+                   ColvecHnsw **ppGraph);
+void colvecHnswFree(ColvecHnsw *pGraph);       /* NULL is allowed */
+int colvecHnswCheck(const ColvecHnsw *pGraph); /* full validation */
+uint32_t colvecHnswNodeCount(const ColvecHnsw *pGraph);
+int colvecHnswMaxLevel(const ColvecHnsw *pGraph); /* -1 when empty */
+int64_t colvecHnswSerializedSize(const ColvecHnsw *pGraph);
+int colvecHnswSerialize(const ColvecHnsw *pGraph, uint8_t *aOut, size_t nOut);
+
+/* Reusable search scratch: one per thread, reused across queries. */
+int colvecHnswSearchNew(ColvecHnswSearch **ppSearch);
+void colvecHnswSearchFree(ColvecHnswSearch *pSearch); /* NULL is allowed */
+int colvecHnswSearchReserve(ColvecHnswSearch *pSearch, uint32_t nNode, int nEf);
+
+/* K nearest nodes: best min(k, ef, N) accepted nodes, ascending distance. */
+int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
+                     int nEf, int k, ColvecHnswSearch *pSearch,
+                     uint32_t *aOutNode, float *aOutDist, int *pnOut);
+
+/*************************************************************************
+** Interface to code in colvec_hnsw_build.c
+**
+** Builds the graph of nNode nodes. Node i's level is aLevel[i] when aLevel
+** is not NULL, else colvecHnswLevel(aRowid[i], M) (aRowid NULL: rowid i).
+** xDist(pCtx, a, b) is the exact distance between nodes a and b; with
+** nThread > 1 it is called from several threads at once and must be safe
+** for that. On success *ppGraph owns its memory (colvecHnswFree).
+*/
+int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
+                    const uint8_t *aLevel, const uint64_t *aRowid,
+                    float (*xDist)(void *pCtx, uint32_t a, uint32_t b),
+                    void *pCtx, ColvecHnsw **ppGraph);
+
+/*************************************************************************
+** Internals shared by colvec_hnsw.c and colvec_hnsw_build.c only.
+*/
+
+/*
+** A graph. The arrays point either into memory the graph owns (pOwned: a
+** built graph or a private copy) or straight into the caller's serialised
+** bytes, which are then never written.
+*/
+struct ColvecHnsw {
+  uint32_t nNode;     /* nodes 0..nNode-1 */
+  uint32_t nM;        /* link capacity of an upper-level list */
+  uint32_t nM0;       /* link capacity of a level-0 list (2*nM) */
+  uint32_t nStride0;  /* words per level-0 record (1+nM0) */
+  uint32_t nStrideUp; /* words per upper-level list (1+nM) */
+  int iMaxLevel;      /* level of the entry node; -1 when nNode is 0 */
+  uint32_t iEntry;    /* entry node id */
+  uint32_t iEntryUp;  /* directory index of iEntry (when iMaxLevel > 0) */
+  uint32_t nUpper;    /* directory entries (nodes with level > 0) */
+  uint32_t nUpList;   /* lists in the upper area */
+  uint32_t *aLevel0;  /* nNode*nStride0 words */
+  uint32_t *aUpDir;   /* nUpper*3 words: node id, level, first list */
+  uint32_t *aUpLink;  /* nUpList*nStrideUp words */
+  void *pOwned;       /* memory behind the arrays; NULL when in place */
+};
+
+/* Search scratch: epoch-tagged visited set, candidate and result heaps. */
+struct ColvecHnswSearch {
+  uint16_t *aVisit;      /* per-node tag; == iEpoch means visited */
+  uint32_t nVisit;       /* entries in aVisit */
+  uint16_t iEpoch;       /* tag of the current layer search */
+  ColvecHnswPair *aCand; /* min-heap of nodes still to expand */
+  uint32_t nCand;        /* entries in aCand */
+  uint32_t nCandAlloc;   /* capacity of aCand (grows, never shrinks) */
+  ColvecHnswPair *aTop;  /* max-heap of the best accepted nodes */
+  uint32_t nTop;         /* entries in aTop */
+  uint32_t nTopAlloc;    /* capacity of aTop */
+};
+
+/* Zeroed graph with its directory filled from aLevel (levels <= MAX). */
+int colvecHnswAlloc(uint32_t nNode, int nM, const uint8_t *aLevel,
+                    ColvecHnsw **ppGraph);
+/* Directory index of node iNode, or -1 when it has no upper levels. */
+int64_t colvecHnswDirFind(const ColvecHnsw *pGraph, uint32_t iNode);
+/* Words of the list of local id (node or directory index) on iLevel. */
+uint32_t *colvecHnswLinks(const ColvecHnsw *pGraph, int iLevel, uint32_t id);
+/* Greedy descent from directory index *piUp on levels iTop..iBottom (>=1). */
+void colvecHnswGreedy(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
+                      int iTop, int iBottom, uint32_t *piUp, float *pdCur);
+/* Beam search of width nEf on one level; result in pSearch->aTop. */
+int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
+                          const ColvecHnswQuery *pQuery, uint32_t iStart,
+                          float dStart, uint32_t nEf,
+                          ColvecHnswSearch *pSearch);
+/* Sorts aPair ascending by (distance, id). */
+void colvecHnswSortPairs(ColvecHnswPair *aPair, uint32_t nPair);
+
+#endif /* COLVEC_HNSW_H */

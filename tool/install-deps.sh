@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs the Debian packages colvec needs to build and
+# test, when they are missing. Runs apt-get as root (or through sudo).
+set -euo pipefail
+pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
+      sqlite3 tcl libsqlite3-tcl check "$@")
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# run-tests.sh — the whole test suite from a fresh clone: installs what is
+# missing, builds with -Werror, runs `make check` (Check suites and Tcl
+# suites), then the same again under ASan+UBSan in build-asan/ unless
+# COLVEC_NO_ASAN=1. Ends with one line "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+tool/install-deps.sh || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+
+pass=0; fail=0; skip=0
+# Adds the counts of one automake test-suite.log summary to the totals.
+count() {
+  local log=$1
+  local p f s e
+  p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
+  f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
+  s=$(sed -n 's/^# SKIP: *//p' "$log" | head -1)
+  e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + ${e:-0})); skip=$((skip + ${s:-0}))
+}
+
+# Builds in folder $1 with configure flags $2.. and runs make check there.
+run_suite() {
+  local dir=$1; shift
+  mkdir -p "$dir"
+  (cd "$dir" && "$top/configure" --enable-werror "$@" >configure.out 2>&1) \
+    || { cat "$dir/configure.out"; fail=$((fail + 1)); return; }
+  make -C "$dir" -j"$jobs" >"$dir/make.out" 2>&1 \
+    || { tail -50 "$dir/make.out"; fail=$((fail + 1)); return; }
+  make -C "$dir" -j"$jobs" check >"$dir/check.out" 2>&1
+  grep -E '^(PASS|FAIL|SKIP|ERROR|XPASS):' "$dir/check.out"
+  if grep -qE '^(FAIL|ERROR):' "$dir/check.out"; then
+    for t in $(grep -E '^(FAIL|ERROR):' "$dir/check.out" | awk '{print $2}'); do
+      echo "---- $dir/${t%.test}.log"; tail -40 "$dir/${t%.test}.log"
+    done
+  fi
+  if [ -f "$dir/test-suite.log" ]; then count "$dir/test-suite.log"; else fail=$((fail + 1)); fi
+}
+
+# The suites build out of tree; an in-tree configure would block that.
+if [ -f config.status ]; then
+  echo "note: removing the in-tree build (make distclean) to build out of tree"
+  make distclean >/dev/null 2>&1 || true
+fi
+autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }
+echo "== release build"
+run_suite build
+if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
+  echo "== ASan + UBSan debug build"
+  run_suite build-asan --enable-debug --enable-sanitizers
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
