@@ -14,7 +14,10 @@ SQLITE_EXTENSION_INIT3
 #include "colvec.h"
 #include "colvec_core.h"
 #include "colvec_distance.h"
+#include "colvec_filter.h"
+#include "colvec_os.h"
 #include "colvec_plan.h"
+#include "colvec_segfile.h"
 #include "colvec_topk.h"
 #include "colvec_vector.h"
 
@@ -77,7 +80,13 @@ struct ColvecConfig {
   int nCol;            /* number of user columns */
   ColvecColumn *aCol;  /* user columns, in declaration order */
   int nVector;         /* how many of them are vector columns */
+  int nDeltaRows;      /* delta_rows=N: compaction threshold */
+  int eAccess;         /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
+  int ePrefault;       /* prefault=none|willneed|populate */
 };
+
+/* Default of the delta_rows table option. */
+#define COLVEC_DEFAULT_DELTA_ROWS 1000
 
 /*
 ** Parses the CREATE VIRTUAL TABLE arguments (argv[0] module, argv[1]
@@ -96,6 +105,9 @@ void colvecConfigFree(ColvecConfig *p);
 ** memory from sqlite3_malloc (caller frees), or NULL on OOM.
 */
 char *colvecConfigDeclareSql(const ColvecConfig *p);
+
+/* Fingerprint of the column layout, stored in segment headers. */
+uint64_t colvecConfigFingerprint(const ColvecConfig *p);
 
 /* Name of a metric as written in CREATE ("l2", "cosine", ...). */
 const char *colvecMetricName(ColvecMetric eMetric);
@@ -117,32 +129,13 @@ int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
 ** Checks a value written to attribute column pCol as a STRICT table would:
 ** integer columns take integers, integral reals and integer-looking text;
 ** real columns take numbers and numeric text; text columns take text and
-** numbers; blob columns take anything; NULL is always allowed. The shadow
+** numbers; blob columns take blobs; NULL is always allowed. The shadow
 ** column's affinity then stores the converted value. Returns SQLITE_OK, or
 ** SQLITE_MISMATCH with *pzErr set ("colvec: year expects integer, got
 ** text 'abc'"), or SQLITE_NOMEM.
 */
 int colvecValueCheckAttr(sqlite3_value *pVal, const ColvecColumn *pCol,
                          char **pzErr);
-
-/*************************************************************************
-** Interface to code in colvec_storage.c (shadow tables and delta rows)
-**
-** Shadow tables of table T:
-**   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID  -- format version
-**   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)       -- the rows
-** Column ci of T_delta holds user column i (vectors as BLOBs).
-*/
-
-/* Version of the shadow-table format written by this build. */
-#define COLVEC_FORMAT_VERSION 1
-
-/* Conflict handling of an insert. */
-typedef enum ColvecConflict {
-  COLVEC_CONFLICT_ABORT = 0,   /* fail on an existing rowid */
-  COLVEC_CONFLICT_REPLACE = 1, /* replace the existing row */
-  COLVEC_CONFLICT_IGNORE = 2   /* keep the existing row, skip this one */
-} ColvecConflict;
 
 /*
 ** The value written to one column: pVal bound as it is, or pBlob/nBlob (a
@@ -154,6 +147,280 @@ struct ColvecCell {
   const void *pBlob;   /* vector bytes to bind, or NULL */
   int nBlob;           /* bytes at pBlob */
 };
+
+/*************************************************************************
+** Interface to code in colvec_batch.c (rows held in memory)
+**
+** A batch holds rows column by column in memory: the pending rows of a bulk
+** insert, or the delta rows being compacted. Values are stored in the
+** column's storage type (attribute values already checked).
+*/
+
+/* One column of a batch. */
+typedef struct ColvecBatchCol ColvecBatchCol;
+struct ColvecBatchCol {
+  uint8_t *aNull;  /* per row: 1 when NULL (attributes) */
+  int64_t *aInt;   /* integer columns: values */
+  double *aReal;   /* real columns: values */
+  int64_t *aOff;   /* text/blob columns: nRow+1 offsets into aByte */
+  uint8_t *aByte;  /* text/blob columns: bytes */
+  int64_t nByteAlloc; /* text/blob columns: bytes allocated at aByte */
+  uint8_t *aVec;   /* vector columns: nRow * nByte bytes */
+};
+
+/* Rows in memory. */
+typedef struct ColvecBatch ColvecBatch;
+struct ColvecBatch {
+  const ColvecConfig *pConfig; /* table definition (not owned) */
+  int64_t nRow;                /* rows held */
+  int64_t nAlloc;              /* rows allocated */
+  int64_t *aRowid;             /* rowid of each row */
+  ColvecBatchCol *aCol;        /* one per user column */
+  int64_t *aHash;              /* open-addressing set: row index + 1, 0 empty */
+  int64_t nHash;               /* slots in aHash (a power of two) */
+  int64_t nByte;               /* approximate memory held, for flush policy */
+};
+
+/* Initialises an empty batch for table pConfig. */
+void colvecBatchInit(ColvecBatch *p, const ColvecConfig *pConfig);
+
+/* Frees everything the batch holds; it is empty afterwards. */
+void colvecBatchFree(ColvecBatch *p);
+
+/*
+** Appends a row: rowid iRowid and one cell per user column (attributes as
+** checked sqlite3_values, vectors as bytes). Returns SQLITE_OK or
+** SQLITE_NOMEM (the batch is unchanged).
+*/
+int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell);
+
+/* Drops rows nRow.. (savepoint rollback). */
+void colvecBatchTruncate(ColvecBatch *p, int64_t nRow);
+
+/* Returns the index of the latest row with rowid iRowid, or -1. */
+int64_t colvecBatchFind(const ColvecBatch *p, int64_t iRowid);
+
+/* Largest rowid held, or INT64_MIN when empty. */
+int64_t colvecBatchMaxRowid(const ColvecBatch *p);
+
+/* Binds column iCol of row iRow to parameter iBind of pStmt. */
+void colvecBatchBind(const ColvecBatch *p, int64_t iRow, int iCol,
+                     sqlite3_stmt *pStmt, int iBind);
+
+/* Sets the SQL result to column iCol of row iRow. */
+void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
+                       sqlite3_context *pCtx);
+
+/*************************************************************************
+** Interface to code in colvec_segment.c (the live segments of a table)
+**
+** Segment files live in <database file>-colvec/<folder>/NNNNNN.seg, where
+** <folder> is recorded in T_config at CREATE (the table name, made safe
+** for a file name). Databases without a file (":memory:", temporary) use
+** a private temporary folder removed when the table is disconnected.
+** The live set is T_manifest; rows deleted or replaced since a segment was
+** written are listed in T_tomb. Each connection keeps the segments it has
+** opened (mapped) and re-reads the manifest only when the database changed.
+*/
+
+/* One open, live segment. */
+typedef struct ColvecSegHandle ColvecSegHandle;
+struct ColvecSegHandle {
+  int64_t iSegid;          /* id in T_manifest (file NNNNNN.seg) */
+  uint64_t cksum;          /* header checksum recorded in T_manifest */
+  ColvecSeg *pSeg;         /* the open file */
+  int64_t nRow;            /* rows in the file */
+  const int64_t *aRowid;   /* sorted rowids (mapping or aRowidOwned) */
+  int64_t *aRowidOwned;    /* access=file: rowids read into memory */
+  ColvecColumnView *aView; /* per user column, valid when abView[i] */
+  uint8_t *abView;         /* per user column: view loaded */
+  void **apOwned;          /* access=file: 3 buffers per column */
+  int64_t *aTomb;          /* sorted tombstoned rowids of this segment */
+  int64_t nTomb;           /* entries in aTomb */
+  int64_t nTombAlloc;      /* allocated entries of aTomb */
+  int nRef;                /* holders: the live set and open cursors */
+};
+
+/* The segments of one table as this connection sees them. */
+typedef struct ColvecSegTable ColvecSegTable;
+struct ColvecSegTable {
+  sqlite3 *db;                 /* connection */
+  const ColvecConfig *pConfig; /* table definition (not owned) */
+  char *zDir;                  /* folder of the segment files */
+  int bTempDir;                /* zDir is private and removed at close */
+  int nSeg;                    /* live segments */
+  ColvecSegHandle **apSeg;     /* live segments, ascending segid */
+  sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
+  int64_t iLocalGen;           /* colvecSegTableChanged() count seen */
+  int64_t iLocalGenNow;        /* bumped by this connection's writes */
+  int bValid;                  /* the cached set has been loaded */
+};
+
+/*
+** Opens the segment set of a table: works out the folder (creating it when
+** bCreate), but reads nothing yet. Returns SQLITE_OK with *pp set, or an
+** error with *pzErr set.
+*/
+int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
+                       const char *zFolder, int bCreate, ColvecSegTable **pp,
+                       char **pzErr);
+
+/* Closes every segment and frees the set (removing a private folder). */
+void colvecSegTableClose(ColvecSegTable *p);
+
+/* Takes a reference on h (a cursor iterating it keeps it open). */
+void colvecSegHandleRef(ColvecSegHandle *h);
+
+/* Drops a reference; the last one closes the file and frees h. */
+void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h);
+
+/*
+** Binds column iCol of row iRow of segment h to parameter iBind of pStmt.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
+                  int iCol, sqlite3_stmt *pStmt, int iBind, char **pzErr);
+
+/* Notes that this connection changed the manifest or tombstones. */
+void colvecSegTableChanged(ColvecSegTable *p);
+
+/*
+** Brings the set up to date with T_manifest and T_tomb when the database
+** changed since the last call: opens new segments, closes dropped ones.
+** Returns SQLITE_OK or an error (SQLITE_CORRUPT_VTAB for a missing or
+** damaged file) with *pzErr set.
+*/
+int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr);
+
+/*
+** Finds live row iRowid: returns 1 with *piSeg and *piRow set, or 0.
+** (Call colvecSegTableRefresh first.)
+*/
+int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
+                    int64_t *piRow);
+
+/* Returns non-zero when rowid iRowid of segment h is tombstoned. */
+int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid);
+
+/*
+** Makes the view of attribute column iCol of segment h available in
+** *ppView. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
+                  const ColvecColumnView **ppView, char **pzErr);
+
+/*
+** Returns a pointer to vector column iCol of row iRow of segment h: into
+** the mapping (access=mmap), or read into pBuf (access=file, pBuf holds
+** the column's nByte). Returns NULL with *pzErr set on error.
+*/
+const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
+                            int iCol, int64_t iRow, void *pBuf, char **pzErr);
+
+/* Base address of vector column iCol in a mapped segment, or NULL
+** (access=file or missing section). */
+const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, int iCol);
+
+/*
+** Sets the SQL result to column iCol of row iRow of segment h. Returns
+** SQLITE_OK or an error with *pzErr set.
+*/
+int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
+                    int64_t iRow, sqlite3_context *pCtx, char **pzErr);
+
+/* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
+char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
+
+/*************************************************************************
+** Interface to code in colvec_compact.c (writing segments)
+**
+** The commit protocol: a segment is written to NNNNNN.seg.tmp, fsynced,
+** renamed to NNNNNN.seg, its folder fsynced, and only then named in
+** T_manifest by a write inside the current SQLite transaction, which is the
+** single commit point. Segments a merge replaces move to T_trash; their
+** files, and orphans left by rolled-back or crashed transactions, are
+** deleted by a later writer (colvecCompactCleanup).
+*/
+
+/* A source of rows for a new segment: a batch, or a live segment. */
+typedef struct ColvecSource ColvecSource;
+struct ColvecSource {
+  const ColvecBatch *pBatch; /* rows in memory, or NULL */
+  int64_t iFirst;            /* batch: first row to take */
+  ColvecSegHandle *pSeg;     /* a live segment (its live rows), or NULL */
+};
+
+/*
+** Writes the live rows of aSrc[0..nSrc-1], in rowid order, as one new
+** segment and records it in T_manifest; segment sources leave T_manifest
+** (to T_trash) with their tombstones. Writes nothing when there is no live
+** row. Batch sources are left for the caller to clear. Returns SQLITE_OK or
+** an error with *pzErr set; on error no file is left behind.
+*/
+int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                       const ColvecSource *aSrc, int nSrc, char **pzErr);
+
+/*
+** Size-tiered merging: while some tier (segments of 4^t..4^(t+1) times
+** delta_rows live rows) holds 4 or more segments, merges that tier into one
+** segment; a segment with more tombstoned than live rows is rewritten.
+** bAll merges every segment into one (the optimize command).
+*/
+int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
+                       char **pzErr);
+
+/*
+** Deletes files of segments dropped at least two generations ago and files
+** no manifest or trash row names (orphans of rolled-back or crashed
+** writers). Call only inside a write transaction.
+*/
+int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                         char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_scan.c (filters over segments)
+*/
+
+/*
+** Sets in aBits (one bit per row of segment h, LSB-first) exactly the live
+** rows (not tombstoned) that pass the plan's filter arguments (argv
+** values; IN lists expanded). Rows SQLite would reject may pass (it
+** re-checks); rows it would accept never fail. Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                     const ColvecPlan *pPlan, sqlite3_value **argv,
+                     uint8_t *aBits, char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_storage.c (shadow tables and delta rows)
+**
+** Shadow tables of table T:
+**   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID  -- format version
+**   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)       -- the rows
+** Column ci of T_delta holds user column i (vectors as BLOBs).
+*/
+
+/*
+** Shadow tables added with segments:
+**   T_manifest(segid INTEGER PRIMARY KEY, nrow, cksum, level)
+**       the live segment files and their header checksums
+**   T_tomb(segid, rowid, PRIMARY KEY(segid, rowid)) WITHOUT ROWID
+**       rows of segment segid deleted or replaced since it was written
+**   T_trash(segid INTEGER PRIMARY KEY, generation)
+**       segments dropped by a merge, deleted from disk two generations on
+** T_config keys: version, folder, next_segid, generation.
+*/
+
+/* Version of the shadow-table format written by this build. */
+#define COLVEC_FORMAT_VERSION 1
+
+/* Conflict handling of an insert. */
+typedef enum ColvecConflict {
+  COLVEC_CONFLICT_ABORT = 0,   /* fail on an existing rowid */
+  COLVEC_CONFLICT_REPLACE = 1, /* replace the existing row */
+  COLVEC_CONFLICT_IGNORE = 2   /* keep the existing row, skip this one */
+} ColvecConflict;
 
 /* Handle on one table's shadow tables, owned by its sqlite3_vtab. */
 struct ColvecStorage {
@@ -167,7 +434,38 @@ struct ColvecStorage {
 ** a new storage handle in *pp. Returns SQLITE_OK or an error with *pzErr.
 */
 int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
-                      ColvecStorage **pp, char **pzErr);
+                      const char *zFolder, ColvecStorage **pp, char **pzErr);
+
+/* Reads integer key zKey of T_config into *piVal (SQLITE_CORRUPT_VTAB when
+** missing). */
+int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
+                           sqlite3_int64 *piVal);
+
+/* Writes integer key zKey of T_config. */
+int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
+                           sqlite3_int64 iVal);
+
+/* Reads the segment folder name recorded at CREATE (sqlite3_malloc'd). */
+int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder);
+
+/* Runs one statement built with sqlite3_mprintf (zSql is freed). */
+int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr);
+
+/* Number of delta rows. */
+int colvecStorageDeltaCount(ColvecStorage *p, sqlite3_int64 *pn);
+
+/* Largest delta rowid (INT64_MIN when the delta is empty). */
+int colvecStorageDeltaMax(ColvecStorage *p, sqlite3_int64 *piMax);
+
+/* Returns 1 when delta row iRowid exists, 0 when not, negative on error. */
+int colvecStorageDeltaHas(ColvecStorage *p, sqlite3_int64 iRowid);
+
+/*
+** Appends every delta row to pBatch, checking each value (a damaged row
+** gives SQLITE_CORRUPT_VTAB with *pzErr set).
+*/
+int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch,
+                           char **pzErr);
 
 /* Finalizes the cached statements and frees the handle (NULL allowed). */
 void colvecStorageClose(ColvecStorage *p);
@@ -195,6 +493,14 @@ int colvecStorageInsert(ColvecStorage *p, sqlite3_value *pRowid,
 int colvecStorageUpdate(ColvecStorage *p, sqlite3_int64 iOld,
                         sqlite3_int64 iNew, const ColvecCell *aCell,
                         ColvecConflict eConflict);
+
+/*
+** Inserts row iRowid into the delta, each column bound by
+** xBind(pCtx, iCol, pStmt, iBind). Returns SQLITE_OK or an error.
+*/
+int colvecStorageInsertWith(ColvecStorage *p, sqlite3_int64 iRowid,
+                            int (*xBind)(void *, int, sqlite3_stmt *, int),
+                            void *pCtx);
 
 /* Deletes row iRowid (no error when it does not exist). */
 int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid);
@@ -247,6 +553,82 @@ struct ColvecKnnQuery {
 int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    const ColvecPlan *pPlan, sqlite3_value **argv,
                    ColvecTopk *pTopk, char **pzErr);
+
+/*
+** Offers to pTopk every live row of segment h that passes the filters
+** (bitmap aBits) with its exact distance to q. Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                          const ColvecKnnQuery *q, const uint8_t *aBits,
+                          ColvecTopk *pTopk, char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_write.c (the write path)
+*/
+
+/* One colvec table as seen by one connection. */
+typedef struct ColvecVtab ColvecVtab;
+struct ColvecVtab {
+  sqlite3_vtab base;       /* base class: must be first */
+  sqlite3 *db;             /* connection */
+  ColvecConfig *pConfig;   /* parsed definition */
+  ColvecStorage *pStorage; /* shadow tables */
+  ColvecSegTable *pSegs;   /* segment files */
+  ColvecBatch pending;     /* rows inserted in this transaction */
+  int64_t nFlushed;        /* pending rows 0..nFlushed-1 are written */
+  int64_t *aMark;          /* per open savepoint: pending.nRow, nFlushed */
+  int nMark;               /* open savepoints with a mark */
+  unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
+  ColvecCell *aCell;       /* one cell per user column (xUpdate) */
+};
+
+/* Pending rows beyond this many bytes are written out at once. */
+#define COLVEC_PENDING_MAX_BYTES (256 * 1024 * 1024)
+
+/*
+** Writes the pending rows: as a segment when there are delta_rows or more
+** of them, else into the delta. Returns SQLITE_OK or an error with *pzErr.
+*/
+int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
+
+/*
+** Flushes, then compacts the delta into a segment when it holds more than
+** delta_rows rows (or any rows, with bAll), merges segments (all of them
+** with bAll) and deletes files nothing needs.
+*/
+int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
+
+/* Inserts a row (pRowid NULL: a new rowid); see colvec_write.c. */
+int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
+                      ColvecConflict eConflict, sqlite3_int64 *piRowid,
+                      char **pzErr);
+
+/* Updates row iOld to rowid iNew with pTab->aCell; see colvec_write.c. */
+int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
+                      ColvecConflict eConflict, char **pzErr);
+
+/* Deletes row iRowid wherever it lives. */
+int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr);
+
+/* Full integrity check: delta rows, segment files, manifest, tombstones. */
+int colvecWriteCheck(ColvecVtab *pTab, char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_cursor.c (reading: xOpen .. xRowid)
+*/
+int colvecCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur);
+int colvecCursorClose(sqlite3_vtab_cursor *pCursor);
+int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                       const char *idxStr, int argc, sqlite3_value **argv);
+int colvecCursorNext(sqlite3_vtab_cursor *pCursor);
+int colvecCursorEof(sqlite3_vtab_cursor *pCursor);
+int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
+                       int iCol);
+int colvecCursorRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *piRowid);
+
+/* Sets the table's error message (taking ownership of zErr). */
+void colvecVtabSetError(ColvecVtab *pTab, char *zErr);
 
 /*************************************************************************
 ** Interface to code in colvec_vtab.c (the virtual table methods)

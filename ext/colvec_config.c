@@ -12,6 +12,11 @@
 ** Attribute types: integer (int, boolean), real (float, double), text,
 ** blob. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
 ** default, hamming for bit vectors).
+**
+** An argument that is a single key=value token is a table option:
+**   delta_rows=N                  rows kept in the delta before compaction
+**   access=mmap|file              how segment files are read
+**   prefault=none|willneed|populate  what to do when a segment is opened
 */
 #include "colvecInt.h"
 
@@ -326,6 +331,60 @@ static int configCheckName(const ColvecConfig *p, const char *zName,
 }
 
 /*
+** Applies one table option "key=value" (delta_rows, access, prefault) to p.
+** Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
+*/
+static int configParseTableOption(ColvecConfig *p, const char *zOpt,
+                                  char **pzErr) {
+  static const char *const azAccess[] = {"mmap", "file"};
+  static const char *const azPrefault[] = {"none", "willneed", "populate"};
+  const char *zEq = strchr(zOpt, '=');
+  const char *zVal = zEq + 1;
+  int nKey = (int)(zEq - zOpt);
+  int i;
+  if (nKey == 10 && sqlite3_strnicmp(zOpt, "delta_rows", 10) == 0) {
+    long long n = 0;
+    const char *z;
+    for (z = zVal; *z >= '0' && *z <= '9' && n <= 100000000; z++) {
+      n = n * 10 + (*z - '0');
+    }
+    if (z == zVal || *z || n < 1 || n > 10000000) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: delta_rows must be an integer between 1 and 10000000, got "
+          "'%s'",
+          zVal);
+      return SQLITE_ERROR;
+    }
+    p->nDeltaRows = (int)n;
+    return SQLITE_OK;
+  }
+  if (nKey == 6 && sqlite3_strnicmp(zOpt, "access", 6) == 0) {
+    for (i = 0; i < 2; i++) {
+      if (sqlite3_stricmp(zVal, azAccess[i]) == 0) {
+        p->eAccess = i;
+        return SQLITE_OK;
+      }
+    }
+    *pzErr = sqlite3_mprintf(
+        "colvec: access must be mmap or file, got '%s'", zVal);
+    return SQLITE_ERROR;
+  }
+  if (nKey == 8 && sqlite3_strnicmp(zOpt, "prefault", 8) == 0) {
+    for (i = 0; i < 3; i++) {
+      if (sqlite3_stricmp(zVal, azPrefault[i]) == 0) {
+        p->ePrefault = i;
+        return SQLITE_OK;
+      }
+    }
+    *pzErr = sqlite3_mprintf(
+        "colvec: prefault must be none, willneed or populate, got '%s'", zVal);
+    return SQLITE_ERROR;
+  }
+  *pzErr = sqlite3_mprintf("colvec: unknown table option '%s'", zOpt);
+  return SQLITE_ERROR;
+}
+
+/*
 ** Parses one column definition (already tokenized) and appends it to p.
 ** Returns SQLITE_OK or an error with *pzErr set.
 */
@@ -336,8 +395,12 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
   memset(pCol, 0, sizeof(*pCol));
   if (strchr(aTok[0], '=') && aTok[0][0] != '"' && aTok[0][0] != '[' &&
       aTok[0][0] != '`' && aTok[0][0] != '\'') {
-    *pzErr = sqlite3_mprintf("colvec: unknown table option '%s'", aTok[0]);
-    return SQLITE_ERROR;
+    if (nTok > 1) {
+      *pzErr = sqlite3_mprintf("colvec: malformed table option '%s %s'",
+                               aTok[0], aTok[1]);
+      return SQLITE_ERROR;
+    }
+    return configParseTableOption(p, aTok[0], pzErr);
   }
   if (configUnquote(aTok[0]) != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("colvec: malformed column name %s", aTok[0]);
@@ -379,6 +442,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   *pp = NULL;
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
+  p->nDeltaRows = COLVEC_DEFAULT_DELTA_ROWS;
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if (argc - 3 > COLVEC_MAX_COLUMNS) {
@@ -439,4 +503,26 @@ char *colvecConfigDeclareSql(const ColvecConfig *p) {
                       "rescore HIDDEN, ef HIDDEN, \"%w\" HIDDEN)",
                       p->zName);
   return sqlite3_str_finish(pStr);
+}
+
+/*
+** Fingerprint of the table's column layout (types, dimensions, metrics),
+** stored in every segment header: a segment written for another layout is
+** refused. Names are left out: they do not change what a file holds.
+*/
+uint64_t colvecConfigFingerprint(const ColvecConfig *p) {
+  ColvecHash h;
+  int i;
+  colvecHashInit(&h);
+  for (i = 0; i < p->nCol; i++) {
+    const ColvecColumn *pCol = &p->aCol[i];
+    int32_t a[5];
+    a[0] = pCol->bVector;
+    a[1] = pCol->bVector ? (int32_t)pCol->eElem : (int32_t)pCol->eAttr;
+    a[2] = pCol->nDim;
+    a[3] = pCol->bVector ? (int32_t)pCol->eMetric : 0;
+    a[4] = i;
+    colvecHashUpdate(&h, a, sizeof(a));
+  }
+  return colvecHashFinal(&h);
 }

@@ -60,3 +60,37 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
   if (rc == SQLITE_OK) colvecTopkSort(pTopk);
   return rc;
 }
+
+/* Exact distances over one segment's passing rows; see colvecInt.h. */
+int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                          const ColvecKnnQuery *q, const uint8_t *aBits,
+                          ColvecTopk *pTopk, char **pzErr) {
+  const ColvecColumn *pCol = &pSegs->pConfig->aCol[q->iCol];
+  const ColvecKernels *pK = colvecKernelsBest();
+  void *pBuf = NULL;
+  int64_t i;
+  int rc = SQLITE_OK;
+  if (colvecSegVectorBase(h, q->iCol) == NULL) {
+    pBuf = sqlite3_malloc(pCol->nByte);
+    if (pBuf == NULL) return SQLITE_NOMEM;
+  }
+  for (i = 0; i < h->nRow; i++) {
+    const void *pVec;
+    if (aBits[i >> 3] == 0) {
+      i |= 7;
+      continue;
+    }
+    if (!((aBits[i >> 3] >> (i & 7)) & 1)) continue;
+    pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
+    if (pVec == NULL) {
+      rc = COLVEC_CORRUPT_VTAB;
+      break;
+    }
+    colvecTopkPush(pTopk,
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
+                                  pCol->nDim),
+                   h->aRowid[i]);
+  }
+  sqlite3_free(pBuf);
+  return rc;
+}

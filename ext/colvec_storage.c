@@ -24,7 +24,9 @@
 #define STORAGE_EXISTS 4         /* SELECT 1 FROM T_delta WHERE rowid=? */
 
 /* Shadow-table suffixes, for DROP and RENAME. */
-static const char *const storageSuffix[] = {"config", "delta"};
+static const char *const storageSuffix[] = {"config", "delta", "manifest",
+                                            "tomb", "trash"};
+#define STORAGE_NSHADOW 5
 
 /*
 ** Runs one SQL statement built by sqlite3_mprintf (zSql is freed here).
@@ -117,7 +119,7 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
 
 /* Creates or checks the shadow tables; see colvecInt.h. */
 int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
-                      ColvecStorage **pp, char **pzErr) {
+                      const char *zFolder, ColvecStorage **pp, char **pzErr) {
   static const char *const azType[] = {"INTEGER", "REAL", "TEXT", "BLOB"};
   int rc = SQLITE_OK;
   ColvecStorage *p = sqlite3_malloc(sizeof(ColvecStorage));
@@ -134,9 +136,19 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
         sqlite3_mprintf("CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY "
                         "KEY, value) WITHOUT ROWID;"
                         "INSERT INTO \"%w\".\"%w_config\" VALUES('version', "
-                        "%d);",
+                        "%d), ('folder', %Q), ('next_segid', 1), "
+                        "('generation', 0);"
+                        "CREATE TABLE \"%w\".\"%w_manifest\"(segid INTEGER "
+                        "PRIMARY KEY, nrow INTEGER NOT NULL, cksum INTEGER NOT "
+                        "NULL, level INTEGER NOT NULL);"
+                        "CREATE TABLE \"%w\".\"%w_tomb\"(segid INTEGER, rowid "
+                        "INTEGER, PRIMARY KEY(segid, rowid)) WITHOUT ROWID;"
+                        "CREATE TABLE \"%w\".\"%w_trash\"(segid INTEGER "
+                        "PRIMARY KEY, generation INTEGER NOT NULL);",
                         pConfig->zDb, pConfig->zName, pConfig->zDb,
-                        pConfig->zName, COLVEC_FORMAT_VERSION),
+                        pConfig->zName, COLVEC_FORMAT_VERSION, zFolder,
+                        pConfig->zDb, pConfig->zName, pConfig->zDb,
+                        pConfig->zName, pConfig->zDb, pConfig->zName),
         pzErr);
     sqlite3_str_appendf(pStr,
                         "CREATE TABLE \"%w\".\"%w_delta\"(rowid INTEGER "
@@ -195,7 +207,7 @@ int colvecStorageDestroy(ColvecStorage *p) {
   const ColvecConfig *pC = p->pConfig;
   int rc = SQLITE_OK;
   int i;
-  for (i = 0; rc == SQLITE_OK && i < 2; i++) {
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
     rc = storageExec(p->db,
                      sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_%s\"",
                                      pC->zDb, pC->zName, storageSuffix[i]),
@@ -209,7 +221,7 @@ int colvecStorageRename(ColvecStorage *p, const char *zNew) {
   const ColvecConfig *pC = p->pConfig;
   int rc = SQLITE_OK;
   int i;
-  for (i = 0; rc == SQLITE_OK && i < 2; i++) {
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
     rc = storageExec(
         p->db,
         sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_%s\" RENAME TO \"%w_%s\"",
@@ -327,6 +339,26 @@ int colvecStorageUpdate(ColvecStorage *p, sqlite3_int64 iOld,
   }
   sqlite3_step(pStmt);
   return sqlite3_finalize(pStmt);
+}
+
+/* Inserts a row whose columns a callback binds; see colvecInt.h. */
+int colvecStorageInsertWith(ColvecStorage *p, sqlite3_int64 iRowid,
+                            int (*xBind)(void *, int, sqlite3_stmt *, int),
+                            void *pCtx) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_INSERT, &rc);
+  int i;
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_int64(pStmt, 1, iRowid);
+  for (i = 0; rc == SQLITE_OK && i < p->pConfig->nCol; i++) {
+    rc = xBind(pCtx, i, pStmt, i + 2);
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_reset(pStmt);
+    sqlite3_clear_bindings(pStmt);
+    return rc;
+  }
+  return storageStepWrite(pStmt);
 }
 
 /* Deletes one row. */
@@ -508,5 +540,136 @@ int colvecStorageCheck(ColvecStorage *p, char **pzErr) {
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
     }
   }
+  return rc;
+}
+
+/* Reads integer key zKey of T_config into *piVal; see colvecInt.h. */
+int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
+                           sqlite3_int64 *piVal) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key=%Q", pC->zDb,
+      pC->zName, zKey);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    *piVal = sqlite3_column_int64(pStmt, 0);
+  } else {
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Writes integer key zKey of T_config. */
+int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
+                           sqlite3_int64 iVal) {
+  const ColvecConfig *pC = p->pConfig;
+  return storageExec(
+      p->db,
+      sqlite3_mprintf("REPLACE INTO \"%w\".\"%w_config\" VALUES(%Q, %lld)",
+                      pC->zDb, pC->zName, zKey, iVal),
+      NULL);
+}
+
+/* Reads the folder name recorded at CREATE into *pzFolder. */
+int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", pC->zDb,
+      pC->zName);
+  int rc;
+  *pzFolder = NULL;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    *pzFolder = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    if (*pzFolder == NULL) rc = SQLITE_NOMEM;
+  } else {
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Runs one statement built with sqlite3_mprintf; see colvecInt.h. */
+int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr) {
+  return storageExec(p->db, zSql, pzErr);
+}
+
+/* Number of delta rows, in *pn. */
+int colvecStorageDeltaCount(ColvecStorage *p, sqlite3_int64 *pn) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT count(*), max(rowid) FROM \"%w\".\"%w_delta\"",
+                               pC->zDb, pC->zName);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+  if (sqlite3_step(pStmt) == SQLITE_ROW) *pn = sqlite3_column_int64(pStmt, 0);
+  return sqlite3_finalize(pStmt);
+}
+
+/* Largest delta rowid in *piMax (INT64_MIN when empty). */
+int colvecStorageDeltaMax(ColvecStorage *p, sqlite3_int64 *piMax) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT max(rowid) FROM \"%w\".\"%w_delta\"",
+                               pC->zDb, pC->zName);
+  int rc;
+  *piMax = INT64_MIN;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return rc;
+  if (sqlite3_step(pStmt) == SQLITE_ROW &&
+      sqlite3_column_type(pStmt, 0) != SQLITE_NULL) {
+    *piMax = sqlite3_column_int64(pStmt, 0);
+  }
+  return sqlite3_finalize(pStmt);
+}
+
+/* Returns 1 when delta row iRowid exists, 0 when not, negative on error. */
+int colvecStorageDeltaHas(ColvecStorage *p, sqlite3_int64 iRowid) {
+  return storageExists(p, iRowid);
+}
+
+/* Loads every delta row into batch pBatch; see colvecInt.h. */
+int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  ColvecCell *aCell = sqlite3_malloc64(sizeof(ColvecCell) * (sqlite3_uint64)pC->nCol);
+  int rc;
+  if (aCell == NULL) return SQLITE_NOMEM;
+  rc = colvecStorageSelect(p, -1, NULL, NULL, 0, &pStmt, pzErr);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    sqlite3_int64 iRowid = sqlite3_column_int64(pStmt, 0);
+    int i;
+    for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
+      sqlite3_value *pVal = sqlite3_column_value(pStmt, i + 1);
+      memset(&aCell[i], 0, sizeof(ColvecCell));
+      rc = storageCheckValue(p, &pC->aCol[i], iRowid, pVal, pzErr);
+      if (pC->aCol[i].bVector) {
+        aCell[i].pBlob = sqlite3_value_blob(pVal);
+        aCell[i].nBlob = sqlite3_value_bytes(pVal);
+      } else {
+        aCell[i].pVal = pVal;
+      }
+    }
+    if (rc == SQLITE_OK) rc = colvecBatchAppend(pBatch, iRowid, aCell);
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  sqlite3_free(aCell);
   return rc;
 }

@@ -94,8 +94,11 @@ int colvecValueCheckAttr(sqlite3_value *pVal, const ColvecColumn *pCol,
   static const char *const azAttr[] = {"integer", "real", "text", "blob"};
   int eType = sqlite3_value_type(pVal);
   int bOk = 0, bNoMem = 0;
-  if (eType == SQLITE_NULL || pCol->eAttr == COLVEC_ATTR_BLOB) return SQLITE_OK;
+  if (eType == SQLITE_NULL) return SQLITE_OK;
   switch (pCol->eAttr) {
+  case COLVEC_ATTR_BLOB:
+    bOk = eType == SQLITE_BLOB;
+    break;
   case COLVEC_ATTR_INTEGER:
     if (eType == SQLITE_INTEGER) {
       bOk = 1;

@@ -3,63 +3,78 @@
 **
 ** NOTES ON TRANSACTIONS
 **
-** Every row of a colvec table currently lives in its T_delta shadow table
-** (see colvec_storage.c), written by xUpdate with ordinary statements on the
-** same connection. SQLite's journal or WAL therefore gives the table
-** atomic commits, ROLLBACK, SAVEPOINT/ROLLBACK TO and crash recovery
-** exactly as for any other table, and statement rollback on a constraint
-** error (SQLITE_VTAB_CONSTRAINT_SUPPORT is declared). The table keeps no
-** state in memory that could drift from the database, so it needs no
-** xBegin/xSync/xCommit/xRollback/xSavepoint methods: they stay NULL until a
-** layer with in-memory pending data (bulk-load buffers) needs them.
+** Everything that decides what a table holds is in shadow tables: the delta
+** rows, the manifest of live segment files, tombstones. Segment files are
+** immutable and become part of the table only through a manifest row
+** written inside the current transaction, after the file was fsynced and
+** renamed into place (colvec_compact.c). SQLite's journal or WAL therefore
+** gives the table atomic commits, ROLLBACK, SAVEPOINT/ROLLBACK TO and crash
+** recovery as for any other table; a crash or rollback can only leave an
+** orphan file, which a later writer deletes.
+**
+** The one piece of state in memory is the pending batch: rows inserted in
+** this transaction and not written yet, so that a bulk load goes straight
+** to a segment at commit instead of through the delta. Contract:
+**   xUpdate      appends inserts to the batch; any other change, and any
+**                read (xFilter), first flushes it into shadow tables/files;
+**   xSavepoint   records the batch length; xRollbackTo truncates to it;
+**   xSync        flushes and compacts — all work that can fail is here,
+**                because SQLite ignores errors from xCommit;
+**   xRollback    drops the batch; cached segment sets are re-read.
 */
 #include "colvecInt.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct ColvecVtab ColvecVtab;
-typedef struct ColvecCursor ColvecCursor;
-
-/* One colvec table as seen by one connection. */
-struct ColvecVtab {
-  sqlite3_vtab base;       /* base class: must be first */
-  sqlite3 *db;             /* connection */
-  ColvecConfig *pConfig;   /* parsed definition */
-  ColvecStorage *pStorage; /* shadow tables */
-  unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
-  ColvecCell *aCell;       /* one cell per user column (xUpdate) */
-};
-
-/* A cursor: either a scan of the delta or the sorted result of a KNN. */
-struct ColvecCursor {
-  sqlite3_vtab_cursor base; /* base class: must be first */
-  int bKnn;                 /* 1 when iterating KNN hits */
-  int mUsed;                /* user columns the statement reads (idxNum) */
-  int bEof;                 /* no current row */
-  sqlite3_stmt *pScan;      /* scan: the delta select, on the current row */
-  ColvecTopk topk;          /* KNN: the hits, best first */
-  int iHit;                 /* KNN: index of the current hit */
-  sqlite3_stmt *pRow;       /* KNN: point lookup of a hit's columns */
-  int bRowReady;            /* KNN: pRow holds the current hit's row */
-  ColvecKnnQuery q;         /* KNN: parameters in force */
-  void *pQueryVec;          /* KNN: query vector (binary form) */
-};
-
-/* Sets the error message of vtab pTab (taking ownership of zErr). */
-static void vtabSetError(ColvecVtab *pTab, char *zErr) {
-  sqlite3_free(pTab->base.zErrMsg);
-  pTab->base.zErrMsg = zErr;
-}
+/* Shorthand: the table's error message (see colvec_cursor.c). */
+#define vtabSetError colvecVtabSetError
 
 /* Frees a table object and everything it owns. */
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {
+    colvecBatchFree(&pTab->pending);
+    sqlite3_free(pTab->aMark);
+    colvecSegTableClose(pTab->pSegs);
     colvecStorageClose(pTab->pStorage);
     colvecConfigFree(pTab->pConfig);
     sqlite3_free(pTab->aRowBuf);
     sqlite3_free(pTab->aCell);
     sqlite3_free(pTab);
+  }
+}
+
+/*
+** Returns the segment folder name for table zName (sqlite3_malloc'd):
+** letters, digits, '_' and '-' kept, every other byte as %XX, so that any
+** table name gives a distinct, safe file name.
+*/
+static char *vtabFolderName(const char *zName) {
+  sqlite3_str *pStr = sqlite3_str_new(NULL);
+  const unsigned char *z;
+  for (z = (const unsigned char *)zName; *z; z++) {
+    if ((*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
+        (*z >= '0' && *z <= '9') || *z == '_' || *z == '-') {
+      sqlite3_str_appendchar(pStr, 1, (char)*z);
+    } else {
+      sqlite3_str_appendf(pStr, "%%%02X", *z);
+    }
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+/*
+** CREATE of a table whose folder already exists (left by a table of the
+** same name dropped inside a transaction): nothing in it belongs to the new
+** table, so it is removed.
+*/
+static void vtabRemoveStaleFolder(sqlite3 *db, const ColvecConfig *pC,
+                                  const char *zFolder) {
+  const char *zFile = sqlite3_db_filename(db, pC->zDb);
+  if (zFile && zFile[0]) {
+    char *zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    if (zDir && colvecOsExists(zDir)) colvecOsRemoveTree(zDir, NULL);
+    sqlite3_free(zDir);
   }
 }
 
@@ -73,6 +88,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   ColvecVtab *pTab = sqlite3_malloc(sizeof(ColvecVtab));
   int rc = SQLITE_OK;
   char *zDecl = NULL;
+  char *zFolder = NULL;
   *ppVtab = NULL;
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
@@ -100,8 +116,30 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   }
   if (rc == SQLITE_OK) {
     sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
-    rc = colvecStorageOpen(db, pTab->pConfig, bCreate, &pTab->pStorage, pzErr);
+    colvecBatchInit(&pTab->pending, pTab->pConfig);
+    if (bCreate) {
+      zFolder = vtabFolderName(pTab->pConfig->zName);
+      if (zFolder == NULL) rc = SQLITE_NOMEM;
+    }
   }
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageOpen(db, pTab->pConfig, bCreate, zFolder,
+                           &pTab->pStorage, pzErr);
+  }
+  if (rc == SQLITE_OK && !bCreate) {
+    rc = colvecStorageFolder(db, pTab->pConfig, &zFolder);
+    if (rc != SQLITE_OK) {
+      *pzErr = sqlite3_mprintf("colvec: table %s has no segment folder in "
+                               "%s_config",
+                               pTab->pConfig->zName, pTab->pConfig->zName);
+    }
+  }
+  if (rc == SQLITE_OK) {
+    if (bCreate) vtabRemoveStaleFolder(db, pTab->pConfig, zFolder);
+    rc = colvecSegTableOpen(db, pTab->pConfig, zFolder, bCreate, &pTab->pSegs,
+                            pzErr);
+  }
+  sqlite3_free(zFolder);
   sqlite3_free(zDecl);
   if (rc != SQLITE_OK) {
     vtabFree(pTab);
@@ -133,11 +171,21 @@ static int vtabDisconnectMethod(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
-/* xDestroy: DROP TABLE drops the shadow tables, then frees the object. */
+/*
+** xDestroy: DROP TABLE drops the shadow tables and the segment folder, then
+** frees the object. Inside an explicit transaction the folder is kept (a
+** ROLLBACK would bring the table back, and files cannot be un-deleted); a
+** later CREATE of the same name removes it.
+*/
 static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int rc = colvecStorageDestroy(pTab->pStorage);
-  if (rc == SQLITE_OK) vtabFree(pTab);
+  if (rc == SQLITE_OK) {
+    if (sqlite3_get_autocommit(pTab->db) && !pTab->pSegs->bTempDir) {
+      colvecOsRemoveTree(pTab->pSegs->zDir, NULL);
+    }
+    vtabFree(pTab);
+  }
   return rc;
 }
 
@@ -392,310 +440,6 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
-/* xOpen: a new, empty cursor. */
-static int vtabOpenMethod(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
-  ColvecCursor *pCur = sqlite3_malloc(sizeof(ColvecCursor));
-  (void)pVtab;
-  if (pCur == NULL) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  pCur->bEof = 1;
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
-}
-
-/* Releases what the cursor holds from its last xFilter. */
-static void vtabCursorReset(ColvecCursor *pCur) {
-  sqlite3_finalize(pCur->pScan);
-  sqlite3_finalize(pCur->pRow);
-  colvecTopkFree(&pCur->topk);
-  sqlite3_free(pCur->pQueryVec);
-  pCur->pScan = NULL;
-  pCur->pRow = NULL;
-  pCur->pQueryVec = NULL;
-  pCur->bRowReady = 0;
-  pCur->iHit = 0;
-  pCur->bEof = 1;
-}
-
-/* xClose. */
-static int vtabCloseMethod(sqlite3_vtab_cursor *pCursor) {
-  ColvecCursor *pCur = (ColvecCursor *)pCursor;
-  vtabCursorReset(pCur);
-  sqlite3_free(pCur);
-  return SQLITE_OK;
-}
-
-/*
-** Reads an integer KNN parameter (k, LIMIT, OFFSET, ef) from pVal into *pi.
-** Integral reals are accepted. Returns SQLITE_OK, or SQLITE_ERROR with the
-** table's error set when the value is not an integer in [iMin, iMax].
-*/
-static int vtabIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
-                        const char *zName, sqlite3_int64 iMin,
-                        sqlite3_int64 iMax, sqlite3_int64 *pi) {
-  int eType = sqlite3_value_numeric_type(pVal);
-  double r = sqlite3_value_double(pVal);
-  sqlite3_int64 i = sqlite3_value_int64(pVal);
-  if (eType == SQLITE_FLOAT && r == floor(r) && fabs(r) < 9e18) {
-    i = (sqlite3_int64)r;
-    eType = SQLITE_INTEGER;
-  }
-  if (eType != SQLITE_INTEGER || i < iMin || i > iMax) {
-    vtabSetError(pTab, sqlite3_mprintf(
-                           "colvec: %s must be an integer between %lld and "
-                           "%lld, got %s",
-                           zName, iMin, iMax,
-                           eType == SQLITE_NULL
-                               ? "NULL"
-                               : (const char *)sqlite3_value_text(pVal)));
-    return SQLITE_ERROR;
-  }
-  *pi = i;
-  return SQLITE_OK;
-}
-
-/*
-** Reads the KNN arguments of plan pPlan from argv into pCur->q (query
-** vector, k, oversampling, rescore, ef) with their defaults, validating
-** each. Sets *pbEmpty when LIMIT is 0. Returns SQLITE_OK or an error with
-** the table's message set.
-*/
-static int vtabKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
-                       sqlite3_value **argv, int *pbEmpty) {
-  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
-  ColvecKnnQuery *q = &pCur->q;
-  sqlite3_int64 iLimit = -1, iOffset = 0, iVal;
-  int i, rc = SQLITE_OK;
-  memset(q, 0, sizeof(*q));
-  q->rOversample = 3.0;
-  q->bRescore = 1;
-  for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
-    const ColvecPlanArg *pArg = &pPlan->aArg[i];
-    switch (pArg->eOp) {
-    case COLVEC_OP_MATCH: {
-      const ColvecColumn *pCol;
-      char *zErr = NULL;
-      if (pArg->iCol < 0 || pArg->iCol >= pTab->pConfig->nCol ||
-          !pTab->pConfig->aCol[pArg->iCol].bVector) {
-        return SQLITE_ERROR;
-      }
-      pCol = &pTab->pConfig->aCol[pArg->iCol];
-      q->iCol = pArg->iCol;
-      pCur->pQueryVec = sqlite3_malloc(pCol->nByte);
-      if (pCur->pQueryVec == NULL) return SQLITE_NOMEM;
-      rc = colvecValueToVector(argv[i], pCol, pCur->pQueryVec, &zErr);
-      if (rc != SQLITE_OK) vtabSetError(pTab, zErr);
-      q->pVec = pCur->pQueryVec;
-      break;
-    }
-    case COLVEC_OP_K:
-      rc = vtabIntParam(pTab, argv[i], "k", 1, COLVEC_MAX_K, &iVal);
-      q->k = (int)iVal;
-      break;
-    case COLVEC_OP_LIMIT:
-      rc = vtabIntParam(pTab, argv[i], "LIMIT", 0, COLVEC_MAX_K, &iLimit);
-      break;
-    case COLVEC_OP_OFFSET:
-      rc = vtabIntParam(pTab, argv[i], "OFFSET", 0, COLVEC_MAX_K, &iOffset);
-      break;
-    case COLVEC_OP_EF:
-      rc = vtabIntParam(pTab, argv[i], "ef", 1, COLVEC_MAX_K * 10, &iVal);
-      q->ef = (int)iVal;
-      break;
-    case COLVEC_OP_RESCORE:
-      rc = vtabIntParam(pTab, argv[i], "rescore", 0, 1, &iVal);
-      q->bRescore = (int)iVal;
-      break;
-    case COLVEC_OP_OVERSAMPLING: {
-      int eType = sqlite3_value_numeric_type(argv[i]);
-      double r = sqlite3_value_double(argv[i]);
-      if ((eType != SQLITE_INTEGER && eType != SQLITE_FLOAT) || !(r >= 1.0) ||
-          r > 100.0) {
-        vtabSetError(pTab, sqlite3_mprintf(
-                               "colvec: oversampling must be a number "
-                               "between 1.0 and 100.0"));
-        rc = SQLITE_ERROR;
-      }
-      q->rOversample = r;
-      break;
-    }
-    default:
-      break; /* filters: applied by the storage layer */
-    }
-  }
-  if (rc == SQLITE_OK && iLimit >= 0) {
-    if (iLimit + iOffset > COLVEC_MAX_K) {
-      vtabSetError(pTab, sqlite3_mprintf(
-                             "colvec: LIMIT plus OFFSET of a KNN query must "
-                             "not exceed %d",
-                             COLVEC_MAX_K));
-      return SQLITE_ERROR;
-    }
-    q->k = (int)(iLimit + iOffset);
-    *pbEmpty = iLimit == 0;
-  }
-  return rc;
-}
-
-/*
-** xFilter: starts a scan or runs a KNN search according to the plan in
-** idxStr (colvec_plan.h) and the arguments in argv.
-*/
-static int vtabFilterMethod(sqlite3_vtab_cursor *pCursor, int idxNum,
-                            const char *idxStr, int argc,
-                            sqlite3_value **argv) {
-  ColvecCursor *pCur = (ColvecCursor *)pCursor;
-  ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
-  ColvecPlan plan;
-  char *zErr = NULL;
-  int rc;
-
-  vtabCursorReset(pCur);
-  if (colvecPlanDecode(idxStr, &plan) != COLVEC_OK || plan.nArg != argc) {
-    vtabSetError(pTab, sqlite3_mprintf("colvec: malformed query plan '%s'",
-                                       idxStr ? idxStr : ""));
-    return SQLITE_ERROR;
-  }
-  pCur->mUsed = idxNum;
-  pCur->bKnn = plan.bKnn;
-  if (!plan.bKnn) {
-    rc = colvecStorageSelect(pTab->pStorage, idxNum, &plan, argv, 0,
-                             &pCur->pScan, &zErr);
-    if (rc == SQLITE_OK) {
-      rc = sqlite3_step(pCur->pScan);
-      pCur->bEof = rc != SQLITE_ROW;
-      rc = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? SQLITE_OK : rc;
-      if (rc != SQLITE_OK) {
-        zErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
-      }
-    }
-  } else {
-    int bEmpty = 0;
-    rc = vtabKnnArgs(pCur, &plan, argv, &bEmpty);
-    if (rc == SQLITE_OK && !bEmpty) {
-      rc = colvecTopkInit(&pCur->topk, pCur->q.k) == COLVEC_OK ? SQLITE_OK
-                                                              : SQLITE_NOMEM;
-      if (rc == SQLITE_OK) {
-        rc = colvecKnnExact(pTab->pStorage, &pCur->q, &plan, argv, &pCur->topk,
-                            &zErr);
-      }
-      pCur->bEof = rc != SQLITE_OK || pCur->topk.nHit == 0;
-    }
-  }
-  if (zErr) vtabSetError(pTab, zErr);
-  return rc;
-}
-
-/* xNext. */
-static int vtabNextMethod(sqlite3_vtab_cursor *pCursor) {
-  ColvecCursor *pCur = (ColvecCursor *)pCursor;
-  if (pCur->bKnn) {
-    pCur->iHit++;
-    pCur->bRowReady = 0;
-    pCur->bEof = pCur->iHit >= pCur->topk.nHit;
-    return SQLITE_OK;
-  } else {
-    int rc = sqlite3_step(pCur->pScan);
-    pCur->bEof = rc != SQLITE_ROW;
-    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return SQLITE_OK;
-    vtabSetError((ColvecVtab *)pCursor->pVtab,
-                 sqlite3_mprintf("colvec: %s",
-                                 sqlite3_errmsg(((ColvecVtab *)pCursor->pVtab)
-                                                    ->db)));
-    return rc;
-  }
-}
-
-/* xEof. */
-static int vtabEofMethod(sqlite3_vtab_cursor *pCursor) {
-  return ((ColvecCursor *)pCursor)->bEof;
-}
-
-/*
-** Makes pCur->pRow hold the columns of the current KNN hit, looking the
-** row up by rowid on first use. Returns SQLITE_OK or an error.
-*/
-static int vtabKnnLoadRow(ColvecCursor *pCur) {
-  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
-  int rc = SQLITE_OK;
-  if (pCur->bRowReady) return SQLITE_OK;
-  if (pCur->pRow == NULL) {
-    char *zErr = NULL;
-    rc = colvecStorageSelect(pTab->pStorage, pCur->mUsed, NULL, NULL, 1,
-                             &pCur->pRow, &zErr);
-    if (rc != SQLITE_OK) {
-      vtabSetError(pTab, zErr);
-      return rc;
-    }
-  } else {
-    sqlite3_reset(pCur->pRow);
-  }
-  sqlite3_bind_int64(pCur->pRow, 1, pCur->topk.aHit[pCur->iHit].iRowid);
-  rc = sqlite3_step(pCur->pRow);
-  if (rc != SQLITE_ROW) {
-    vtabSetError(pTab, sqlite3_mprintf(
-                           "colvec: row %lld of %s vanished during a query",
-                           pCur->topk.aHit[pCur->iHit].iRowid,
-                           pTab->pConfig->zName));
-    return rc == SQLITE_DONE ? COLVEC_CORRUPT_VTAB : rc;
-  }
-  pCur->bRowReady = 1;
-  return SQLITE_OK;
-}
-
-/* xColumn. */
-static int vtabColumnMethod(sqlite3_vtab_cursor *pCursor,
-                            sqlite3_context *pCtx, int iCol) {
-  ColvecCursor *pCur = (ColvecCursor *)pCursor;
-  ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
-  const ColvecConfig *pC = pTab->pConfig;
-  if (iCol < pC->nCol) {
-    sqlite3_stmt *pStmt = pCur->pScan;
-    if (pC->aCol[iCol].bVector && sqlite3_vtab_nochange(pCtx)) {
-      return SQLITE_OK; /* UPDATE that leaves this vector as it is */
-    }
-    if (pCur->bKnn) {
-      int rc = vtabKnnLoadRow(pCur);
-      if (rc != SQLITE_OK) return rc;
-      pStmt = pCur->pRow;
-    }
-    sqlite3_result_value(pCtx, sqlite3_column_value(pStmt, 1 + iCol));
-    return SQLITE_OK;
-  }
-  if (!pCur->bKnn) return SQLITE_OK; /* hidden columns are NULL in scans */
-  switch (iCol - pC->nCol) {
-  case COLVEC_HIDDEN_DISTANCE:
-    sqlite3_result_double(pCtx, pCur->topk.aHit[pCur->iHit].rDist);
-    break;
-  case COLVEC_HIDDEN_K:
-    sqlite3_result_int(pCtx, pCur->q.k);
-    break;
-  case COLVEC_HIDDEN_OVERSAMPLING:
-    sqlite3_result_double(pCtx, pCur->q.rOversample);
-    break;
-  case COLVEC_HIDDEN_RESCORE:
-    sqlite3_result_int(pCtx, pCur->q.bRescore);
-    break;
-  case COLVEC_HIDDEN_EF:
-    if (pCur->q.ef > 0) sqlite3_result_int(pCtx, pCur->q.ef);
-    break;
-  default:
-    break;
-  }
-  return SQLITE_OK;
-}
-
-/* xRowid. */
-static int vtabRowidMethod(sqlite3_vtab_cursor *pCursor, sqlite_int64 *piRowid) {
-  ColvecCursor *pCur = (ColvecCursor *)pCursor;
-  if (pCur->bKnn) {
-    *piRowid = pCur->topk.aHit[pCur->iHit].iRowid;
-  } else {
-    *piRowid = sqlite3_column_int64(pCur->pScan, 0);
-  }
-  return SQLITE_OK;
-}
-
 /*
 ** Runs a command written to the column named like the table, fts5-style:
 ** INSERT INTO t(t) VALUES('integrity-check'). Returns SQLITE_OK or an
@@ -706,15 +450,17 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
   char *zErr = NULL;
   int rc;
   if (zCmd && sqlite3_stricmp(zCmd, "integrity-check") == 0) {
-    rc = colvecStorageCheck(pTab->pStorage, &zErr);
-    if (zErr) vtabSetError(pTab, zErr);
-    return rc;
+    rc = colvecWriteCheck(pTab, &zErr);
+  } else if (zCmd && sqlite3_stricmp(zCmd, "optimize") == 0) {
+    rc = colvecWriteCompact(pTab, 1, &zErr);
+  } else {
+    zErr = sqlite3_mprintf("colvec: unknown command '%s' (expected "
+                           "'optimize' or 'integrity-check')",
+                           zCmd ? zCmd : "");
+    rc = SQLITE_ERROR;
   }
-  vtabSetError(pTab, sqlite3_mprintf(
-                         "colvec: unknown command '%s' (expected "
-                         "'integrity-check')",
-                         zCmd ? zCmd : ""));
-  return SQLITE_ERROR;
+  if (zErr) vtabSetError(pTab, zErr);
+  return rc;
 }
 
 /*
@@ -767,6 +513,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   const ColvecConfig *pC = pTab->pConfig;
   int bInsert, i, rc;
+  char *zErr = NULL;
   int eConflictMode = sqlite3_vtab_on_conflict(pTab->db);
   ColvecConflict eConflict = eConflictMode == SQLITE_REPLACE
                                  ? COLVEC_CONFLICT_REPLACE
@@ -775,7 +522,10 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
                                  : COLVEC_CONFLICT_ABORT;
 
   if (argc == 1) {
-    return colvecStorageDelete(pTab->pStorage, sqlite3_value_int64(argv[0]));
+    char *zErr = NULL;
+    rc = colvecWriteDelete(pTab, sqlite3_value_int64(argv[0]), &zErr);
+    if (zErr) vtabSetError(pTab, zErr);
+    return rc;
   }
   bInsert = sqlite3_value_type(argv[0]) == SQLITE_NULL;
   if (sqlite3_value_type(argv[2 + pC->nCol + COLVEC_HIDDEN_COMMAND]) !=
@@ -805,16 +555,17 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   if (bInsert) {
     sqlite3_value *pNewRowid =
         sqlite3_value_type(argv[1]) == SQLITE_NULL ? NULL : argv[1];
-    rc = colvecStorageInsert(pTab->pStorage, pNewRowid, pTab->aCell, eConflict,
-                             pRowid);
+    rc = colvecWriteInsert(pTab, pNewRowid, eConflict, pRowid, &zErr);
   } else {
     sqlite3_int64 iNew = sqlite3_value_type(argv[1]) == SQLITE_NULL
                              ? sqlite3_value_int64(argv[0])
                              : sqlite3_value_int64(argv[1]);
-    rc = colvecStorageUpdate(pTab->pStorage, sqlite3_value_int64(argv[0]), iNew,
-                             pTab->aCell, eConflict);
+    rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
+                           &zErr);
   }
-  if (rc == SQLITE_CONSTRAINT) {
+  if (zErr) {
+    vtabSetError(pTab, zErr);
+  } else if (rc == SQLITE_CONSTRAINT) {
     vtabSetError(pTab,
                  sqlite3_mprintf("UNIQUE constraint failed: %s.rowid",
                                  pC->zName));
@@ -824,15 +575,157 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   return rc;
 }
 
-/* xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables. */
+/*
+** xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables and,
+** outside an explicit transaction, moves the segment folder to the new
+** name (inside one the folder keeps its name: a ROLLBACK could not move it
+** back; T_config records where it is either way).
+*/
 static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  return colvecStorageRename(pTab->pStorage, zNew);
+  ColvecConfig *pC = pTab->pConfig;
+  int rc = colvecStorageRename(pTab->pStorage, zNew);
+  if (rc == SQLITE_OK && sqlite3_get_autocommit(pTab->db) &&
+      !pTab->pSegs->bTempDir) {
+    const char *zFile = sqlite3_db_filename(pTab->db, pC->zDb);
+    char *zFolder = vtabFolderName(zNew);
+    char *zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    ColvecErr err;
+    err.zMsg[0] = 0;
+    if (zFolder == NULL || zDir == NULL) {
+      rc = SQLITE_NOMEM;
+    } else if (!colvecOsExists(pTab->pSegs->zDir)) {
+      /* no segment written yet: nothing to move */
+    } else if (colvecOsRename(pTab->pSegs->zDir, zDir, &err) != COLVEC_OK) {
+      vtabSetError(pTab, sqlite3_mprintf("%s", err.zMsg));
+      rc = SQLITE_IOERR;
+    }
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageExec(
+          pTab->pStorage,
+          sqlite3_mprintf("UPDATE \"%w\".\"%w_config\" SET value=%Q WHERE "
+                          "key='folder'",
+                          pC->zDb, zNew, zFolder),
+          NULL);
+    }
+    sqlite3_free(zFolder);
+    sqlite3_free(zDir);
+  }
+  return rc;
+}
+
+/* xBegin: nothing is pending at the start of a transaction. */
+static int vtabBeginMethod(sqlite3_vtab *pVtab) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  colvecBatchTruncate(&pTab->pending, 0);
+  pTab->nFlushed = 0;
+  pTab->nMark = 0;
+  return SQLITE_OK;
+}
+
+/*
+** xSync: all work that can fail happens here, before SQLite commits:
+** pending rows are written (a bulk load straight to a segment), the delta
+** is compacted when it passed delta_rows, segments are merged and unneeded
+** files removed. Everything is recorded in shadow tables, so SQLite's
+** commit (or a crash before it) decides whether any of it happened.
+*/
+static int vtabSyncMethod(sqlite3_vtab *pVtab) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  char *zErr = NULL;
+  int rc;
+  pTab->nMark = 0; /* no savepoint outlives the commit */
+  rc = colvecWriteCompact(pTab, 0, &zErr);
+  if (zErr) vtabSetError(pTab, zErr);
+  return rc;
+}
+
+/* xCommit: nothing left to do (SQLite ignores errors from here). */
+static int vtabCommitMethod(sqlite3_vtab *pVtab) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  colvecBatchTruncate(&pTab->pending, 0);
+  pTab->nFlushed = 0;
+  pTab->nMark = 0;
+  return SQLITE_OK;
+}
+
+/*
+** xRollback: pending rows are dropped; SQLite itself undid the shadow
+** tables, so the cached segment set is re-read.
+*/
+static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  colvecBatchTruncate(&pTab->pending, 0);
+  pTab->nFlushed = 0;
+  pTab->nMark = 0;
+  colvecSegTableChanged(pTab->pSegs);
+  return SQLITE_OK;
+}
+
+/*
+** xSavepoint: remembers, for savepoint iSvpt, how many rows the pending
+** batch held and how many of them were written (two entries of aMark).
+*/
+static int vtabSavepointMethod(sqlite3_vtab *pVtab, int iSvpt) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  int i;
+  if (iSvpt < 0) return SQLITE_OK;
+  if (iSvpt >= pTab->nMark) {
+    int64_t *aNew = sqlite3_realloc64(
+        pTab->aMark, sizeof(int64_t) * 2 * (sqlite3_uint64)(iSvpt + 1));
+    if (aNew == NULL) return SQLITE_NOMEM;
+    pTab->aMark = aNew;
+  }
+  for (i = pTab->nMark; i <= iSvpt; i++) {
+    pTab->aMark[2 * i] = pTab->pending.nRow;
+    pTab->aMark[2 * i + 1] = pTab->nFlushed;
+  }
+  pTab->aMark[2 * iSvpt] = pTab->pending.nRow;
+  pTab->aMark[2 * iSvpt + 1] = pTab->nFlushed;
+  pTab->nMark = iSvpt + 1;
+  return SQLITE_OK;
+}
+
+/*
+** xRelease: savepoints at and above iSvpt are gone. With none left, rows
+** already written need not stay in memory.
+*/
+static int vtabReleaseMethod(sqlite3_vtab *pVtab, int iSvpt) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  if (iSvpt >= 0 && iSvpt < pTab->nMark) pTab->nMark = iSvpt;
+  if (pTab->nMark == 0 && pTab->nFlushed > 0 &&
+      pTab->nFlushed == pTab->pending.nRow) {
+    colvecBatchTruncate(&pTab->pending, 0);
+    pTab->nFlushed = 0;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** xRollbackTo: the batch returns to its length at savepoint iSvpt, and rows
+** that were pending then but written since (SQLite has just undone that
+** write in the shadow tables) are pending again.
+*/
+static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  if (iSvpt >= 0 && iSvpt < pTab->nMark) {
+    colvecBatchTruncate(&pTab->pending, pTab->aMark[2 * iSvpt]);
+    pTab->nFlushed = pTab->aMark[2 * iSvpt + 1];
+    pTab->nMark = iSvpt + 1;
+  } else {
+    /* a savepoint opened before this table joined the transaction (e.g.
+    ** SAVEPOINT outside BEGIN): everything since xBegin is undone */
+    colvecBatchTruncate(&pTab->pending, 0);
+    pTab->nFlushed = 0;
+  }
+  colvecSegTableChanged(pTab->pSegs);
+  return SQLITE_OK;
 }
 
 /* xShadowName: the suffixes of colvec's shadow tables. */
 static int vtabShadowNameMethod(const char *zName) {
-  static const char *const azShadow[] = {"config", "delta"};
+  static const char *const azShadow[] = {"config", "delta", "manifest", "tomb",
+                                         "trash"};
   int i;
   for (i = 0; i < (int)(sizeof(azShadow) / sizeof(azShadow[0])); i++) {
     if (sqlite3_stricmp(zName, azShadow[i]) == 0) return 1;
@@ -848,23 +741,23 @@ static sqlite3_module colvecModule = {
     vtabBestIndexMethod,  /* xBestIndex */
     vtabDisconnectMethod, /* xDisconnect */
     vtabDestroyMethod,    /* xDestroy */
-    vtabOpenMethod,       /* xOpen */
-    vtabCloseMethod,      /* xClose */
-    vtabFilterMethod,     /* xFilter */
-    vtabNextMethod,       /* xNext */
-    vtabEofMethod,        /* xEof */
-    vtabColumnMethod,     /* xColumn */
-    vtabRowidMethod,      /* xRowid */
+    colvecCursorOpen,     /* xOpen */
+    colvecCursorClose,    /* xClose */
+    colvecCursorFilter,   /* xFilter */
+    colvecCursorNext,     /* xNext */
+    colvecCursorEof,      /* xEof */
+    colvecCursorColumn,   /* xColumn */
+    colvecCursorRowid,    /* xRowid */
     vtabUpdateMethod,     /* xUpdate */
-    NULL,                 /* xBegin */
-    NULL,                 /* xSync */
-    NULL,                 /* xCommit */
-    NULL,                 /* xRollback */
+    vtabBeginMethod,      /* xBegin */
+    vtabSyncMethod,       /* xSync */
+    vtabCommitMethod,     /* xCommit */
+    vtabRollbackMethod,   /* xRollback */
     NULL,                 /* xFindFunction */
     vtabRenameMethod,     /* xRename */
-    NULL,                 /* xSavepoint */
-    NULL,                 /* xRelease */
-    NULL,                 /* xRollbackTo */
+    vtabSavepointMethod,  /* xSavepoint */
+    vtabReleaseMethod,    /* xRelease */
+    vtabRollbackToMethod, /* xRollbackTo */
     vtabShadowNameMethod, /* xShadowName */
 #if SQLITE_VERSION_NUMBER >= 3044000
     NULL /* xIntegrity */

@@ -1,0 +1,497 @@
+/*
+** colvec_compact.c — writing segments: compaction of the delta and of bulk
+** loads, size-tiered merges, and removal of files nothing needs any more.
+** The commit protocol is described in colvecInt.h.
+*/
+#include "colvecInt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One live row of a source, for ordering rows by rowid. */
+typedef struct CompactRow CompactRow;
+struct CompactRow {
+  int64_t iRowid; /* rowid */
+  int iSrc;       /* index into the source array */
+  int64_t iRow;   /* row within that source */
+};
+
+/* qsort comparator: ascending rowid. */
+static int compactRowCmp(const void *a, const void *b) {
+  int64_t x = ((const CompactRow *)a)->iRowid;
+  int64_t y = ((const CompactRow *)b)->iRowid;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** Collects the live rows of every source in rowid order into a new array
+** (*paRow, sqlite3_free'd by the caller) of *pnRow entries. A rowid present
+** twice is corruption.
+*/
+static int compactCollect(const ColvecSource *aSrc, int nSrc,
+                          CompactRow **paRow, int64_t *pnRow, char **pzErr) {
+  int64_t nAll = 0, n = 0, i;
+  CompactRow *aRow;
+  int s;
+  for (s = 0; s < nSrc; s++) {
+    nAll += aSrc[s].pBatch ? aSrc[s].pBatch->nRow - aSrc[s].iFirst
+                           : aSrc[s].pSeg->nRow;
+  }
+  aRow = sqlite3_malloc64(sizeof(CompactRow) * (sqlite3_uint64)(nAll + 1));
+  if (aRow == NULL) return SQLITE_NOMEM;
+  for (s = 0; s < nSrc; s++) {
+    if (aSrc[s].pBatch) {
+      const ColvecBatch *b = aSrc[s].pBatch;
+      for (i = aSrc[s].iFirst; i < b->nRow; i++) {
+        aRow[n].iRowid = b->aRowid[i];
+        aRow[n].iSrc = s;
+        aRow[n].iRow = i;
+        n++;
+      }
+    } else {
+      const ColvecSegHandle *h = aSrc[s].pSeg;
+      for (i = 0; i < h->nRow; i++) {
+        if (colvecSegIsDead(h, h->aRowid[i])) continue;
+        aRow[n].iRowid = h->aRowid[i];
+        aRow[n].iSrc = s;
+        aRow[n].iRow = i;
+        n++;
+      }
+    }
+  }
+  qsort(aRow, (size_t)n, sizeof(CompactRow), compactRowCmp);
+  for (i = 1; i < n; i++) {
+    if (aRow[i].iRowid == aRow[i - 1].iRowid) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: rowid %lld is stored twice (run integrity-check)",
+          (long long)aRow[i].iRowid);
+      sqlite3_free(aRow);
+      return COLVEC_CORRUPT_VTAB;
+    }
+  }
+  *paRow = aRow;
+  *pnRow = n;
+  return SQLITE_OK;
+}
+
+/* Rows appended to a section per colvecSegWriterAppend call. */
+#define COMPACT_CHUNK 1024
+
+/*
+** Appends the rowid section.
+*/
+static int compactWriteRowids(ColvecSegWriter *pW, const CompactRow *aRow,
+                              int64_t nRow) {
+  int64_t aBuf[COMPACT_CHUNK];
+  int64_t i;
+  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_ROWIDS, 0, 8, 0);
+  for (i = 0; rc == COLVEC_OK && i < nRow; i += COMPACT_CHUNK) {
+    int64_t j, n = nRow - i < COMPACT_CHUNK ? nRow - i : COMPACT_CHUNK;
+    for (j = 0; j < n; j++) aBuf[j] = aRow[i + j].iRowid;
+    rc = colvecSegWriterAppend(pW, aBuf, n * 8);
+  }
+  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  return rc;
+}
+
+/*
+** Reads attribute value of user column iCol for one row of a source into
+** the fields below: NULL flag, integer, real, or bytes.
+*/
+typedef struct CompactValue CompactValue;
+struct CompactValue {
+  int bNull;        /* value is NULL */
+  int64_t i;        /* integer value */
+  double r;         /* real value */
+  const uint8_t *z; /* text/blob bytes */
+  int64_t n;        /* text/blob length */
+};
+
+/* Fills *pV with column iCol of row r of its source. */
+static int compactValue(ColvecSegTable *pSegs, const ColvecSource *aSrc,
+                        const CompactRow *r, int iCol, CompactValue *pV,
+                        char **pzErr) {
+  const ColvecSource *pSrc = &aSrc[r->iSrc];
+  memset(pV, 0, sizeof(*pV));
+  if (pSrc->pBatch) {
+    const ColvecBatchCol *c = &pSrc->pBatch->aCol[iCol];
+    pV->bNull = c->aNull[r->iRow];
+    if (c->aInt) pV->i = c->aInt[r->iRow];
+    if (c->aReal) pV->r = c->aReal[r->iRow];
+    if (c->aOff) {
+      pV->z = c->aByte ? c->aByte + c->aOff[r->iRow] : NULL;
+      pV->n = c->aOff[r->iRow + 1] - c->aOff[r->iRow];
+    }
+  } else {
+    const ColvecColumnView *v;
+    int rc = colvecSegView(pSegs, pSrc->pSeg, iCol, &v, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    pV->bNull = v->aNull ? (v->aNull[r->iRow >> 3] >> (r->iRow & 7)) & 1 : 0;
+    if (v->aInt) pV->i = v->aInt[r->iRow];
+    if (v->aReal) pV->r = v->aReal[r->iRow];
+    if (v->aOff) {
+      int64_t a = v->aOff[r->iRow], b = v->aOff[r->iRow + 1];
+      if (a < 0 || b < a || b > v->nByte) return COLVEC_CORRUPT_VTAB;
+      pV->z = v->aByte ? v->aByte + a : NULL;
+      pV->n = b - a;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Appends the sections of attribute column iCol: a NULL bitmap when any
+** value is NULL, then fixed values or offsets + bytes.
+*/
+static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
+                            const ColvecSource *aSrc, const CompactRow *aRow,
+                            int64_t nRow, int iCol, char **pzErr) {
+  const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
+  int bFixed = pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL;
+  int64_t i, nNull = 0;
+  int rc = SQLITE_OK;
+  int pass;
+  CompactValue v;
+  /* pass 0: NULL bitmap (written only when a NULL exists) */
+  for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
+    rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+    nNull += v.bNull;
+  }
+  if (rc != SQLITE_OK) return rc;
+  if (nNull > 0) {
+    uint8_t aBits[COMPACT_CHUNK / 8];
+    rc = colvecSegWriterBegin(pW, COLVEC_SEG_NULLBITMAP, (uint32_t)iCol, 0, 0);
+    for (i = 0; rc == COLVEC_OK && i < nRow; i += COMPACT_CHUNK) {
+      int64_t j, n = nRow - i < COMPACT_CHUNK ? nRow - i : COMPACT_CHUNK;
+      memset(aBits, 0, sizeof(aBits));
+      for (j = 0; j < n && rc == SQLITE_OK; j++) {
+        rc = compactValue(pSegs, aSrc, &aRow[i + j], iCol, &v, pzErr);
+        if (v.bNull) aBits[j >> 3] |= (uint8_t)(1 << (j & 7));
+      }
+      if (rc == SQLITE_OK) rc = colvecSegWriterAppend(pW, aBits, (n + 7) / 8);
+    }
+    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+    if (rc != SQLITE_OK) return rc;
+  }
+  if (bFixed) {
+    int bReal = pCol->eAttr == COLVEC_ATTR_REAL;
+    rc = colvecSegWriterBegin(pW, COLVEC_SEG_ATTR_FIXED, (uint32_t)iCol, 8,
+                              bReal ? COLVEC_SEGF_REAL : 0);
+    for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
+      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      if (rc == SQLITE_OK) {
+        if (v.bNull) {
+          v.i = 0;
+          v.r = 0.0;
+        }
+        rc = colvecSegWriterAppend(pW, bReal ? (const void *)&v.r
+                                             : (const void *)&v.i, 8);
+      }
+    }
+    return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
+  }
+  /* pass 1: offsets, pass 2: bytes */
+  for (pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
+    int64_t iOff = 0;
+    rc = colvecSegWriterBegin(pW,
+                              pass == 1 ? COLVEC_SEG_ATTR_VAROFFSETS
+                                        : COLVEC_SEG_ATTR_VARBYTES,
+                              (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
+    if (pass == 1 && rc == COLVEC_OK) rc = colvecSegWriterAppend(pW, &iOff, 8);
+    for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
+      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      if (rc != SQLITE_OK) break;
+      if (v.bNull) v.n = 0;
+      if (pass == 1) {
+        iOff += v.n;
+        rc = colvecSegWriterAppend(pW, &iOff, 8);
+      } else if (v.n > 0) {
+        rc = colvecSegWriterAppend(pW, v.z, v.n);
+      }
+    }
+    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  }
+  return rc;
+}
+
+/* Appends the vectors of vector column iCol in row order. */
+static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
+                               const ColvecSource *aSrc, const CompactRow *aRow,
+                               int64_t nRow, int iCol, void *pBuf,
+                               char **pzErr) {
+  const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
+  int64_t i;
+  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
+                                (uint32_t)pCol->nByte, 0);
+  for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
+    const ColvecSource *pSrc = &aSrc[aRow[i].iSrc];
+    const void *pVec;
+    if (pSrc->pBatch) {
+      pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
+    } else {
+      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr);
+      if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+    }
+    rc = colvecSegWriterAppend(pW, pVec, pCol->nByte);
+  }
+  return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
+}
+
+/* Reads the header checksum of finished segment file zPath into *pCksum. */
+static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
+                               char **pzErr) {
+  ColvecSeg *pSeg = NULL;
+  ColvecErr err;
+  err.zMsg[0] = 0;
+  if (colvecSegOpen(zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg,
+                    &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    return SQLITE_IOERR;
+  }
+  *pCksum = colvecSegHeaderChecksum(pSeg);
+  colvecSegClose(pSeg);
+  return SQLITE_OK;
+}
+
+/* Tier of a segment of nRow rows: floor(log4(nRow / delta_rows)). */
+static int compactTier(const ColvecConfig *pC, int64_t nRow) {
+  int iTier = 0;
+  int64_t n = pC->nDeltaRows * 4;
+  while (nRow >= n && iTier < 30) {
+    iTier++;
+    n *= 4;
+  }
+  return iTier;
+}
+
+/* Writes a segment from sources; see colvecInt.h. */
+int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                       const ColvecSource *aSrc, int nSrc, char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  CompactRow *aRow = NULL;
+  int64_t nRow = 0;
+  sqlite3_int64 iSegid = 0, iGen = 0;
+  ColvecSegWriter *pW = NULL;
+  char *zTmp = NULL, *zPath = NULL;
+  void *pBuf = NULL;
+  uint64_t cksum = 0;
+  ColvecErr err;
+  int rc, i, bFileDone = 0;
+
+  err.zMsg[0] = 0;
+  rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
+  if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
+  if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+  if (rc == SQLITE_OK && nRow > 0) {
+    int64_t nMaxByte = 8;
+    for (i = 0; i < pC->nCol; i++) {
+      if (pC->aCol[i].nByte > nMaxByte) nMaxByte = pC->aCol[i].nByte;
+    }
+    pBuf = sqlite3_malloc64((sqlite3_uint64)nMaxByte);
+    zTmp = colvecSegPath(pSegs->zDir, iSegid, ".tmp");
+    zPath = colvecSegPath(pSegs->zDir, iSegid, "");
+    if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && colvecOsMkdirP(pSegs->zDir, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_CANTOPEN;
+    }
+    if (rc == SQLITE_OK &&
+        colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err) !=
+            COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_IOERR;
+    }
+    if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
+    for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
+      if (pC->aCol[i].bVector) {
+        rc = compactWriteVectors(pSegs, pW, aSrc, aRow, nRow, i, pBuf, pzErr);
+      } else {
+        rc = compactWriteAttr(pSegs, pW, aSrc, aRow, nRow, i, pzErr);
+      }
+    }
+    if (pW) {
+      if (rc == SQLITE_OK) {
+        if (colvecSegWriterFinish(pW, (uint64_t)nRow, &err) != COLVEC_OK) {
+          *pzErr = sqlite3_mprintf("%s", err.zMsg);
+          rc = SQLITE_IOERR;
+        } else {
+          bFileDone = 1;
+        }
+      } else {
+        if (*pzErr == NULL) {
+          *pzErr = sqlite3_mprintf("%s", colvecSegWriterErrmsg(pW));
+        }
+        colvecSegWriterAbort(pW);
+        if (rc == COLVEC_IOERR) rc = SQLITE_IOERR;
+      }
+    }
+    if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageExec(
+          pStorage,
+          sqlite3_mprintf("INSERT INTO \"%w\".\"%w_manifest\" VALUES(%lld, "
+                          "%lld, %lld, %d)",
+                          pC->zDb, pC->zName, iSegid, nRow, (sqlite3_int64)cksum,
+                          compactTier(pC, nRow)),
+          pzErr);
+    }
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageConfigSet(pStorage, "next_segid", iSegid + 1);
+    }
+  }
+  for (i = 0; rc == SQLITE_OK && i < nSrc; i++) {
+    if (aSrc[i].pSeg == NULL) continue;
+    rc = colvecStorageExec(
+        pStorage,
+        sqlite3_mprintf(
+            "DELETE FROM \"%w\".\"%w_manifest\" WHERE segid=%lld;"
+            "DELETE FROM \"%w\".\"%w_tomb\" WHERE segid=%lld;"
+            "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(%lld, %lld);",
+            pC->zDb, pC->zName, aSrc[i].pSeg->iSegid, pC->zDb, pC->zName,
+            aSrc[i].pSeg->iSegid, pC->zDb, pC->zName, aSrc[i].pSeg->iSegid,
+            iGen),
+        pzErr);
+  }
+  if (rc == SQLITE_OK) rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
+  if (rc != SQLITE_OK && bFileDone) {
+    colvecOsUnlink(zPath, NULL); /* never named by a committed manifest */
+  }
+  colvecSegTableChanged(pSegs);
+  sqlite3_free(aRow);
+  sqlite3_free(pBuf);
+  sqlite3_free(zTmp);
+  sqlite3_free(zPath);
+  return rc;
+}
+
+/* Merges segments by tier; see colvecInt.h. */
+int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
+                       char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  int rc = SQLITE_OK;
+  int nLoop;
+  for (nLoop = 0; rc == SQLITE_OK && nLoop < 64; nLoop++) {
+    ColvecSource *aSrc;
+    int nSrc = 0, i, iTier, iPick = -1;
+    rc = colvecSegTableRefresh(pSegs, pzErr);
+    if (rc != SQLITE_OK || pSegs->nSeg == 0) break;
+    aSrc = sqlite3_malloc64(sizeof(ColvecSource) * (sqlite3_uint64)pSegs->nSeg);
+    if (aSrc == NULL) return SQLITE_NOMEM;
+    if (bAll) {
+      if (pSegs->nSeg > 1 || pSegs->apSeg[0]->nTomb > 0) {
+        for (i = 0; i < pSegs->nSeg; i++) {
+          aSrc[nSrc].pBatch = NULL;
+          aSrc[nSrc].iFirst = 0;
+          aSrc[nSrc++].pSeg = pSegs->apSeg[i];
+        }
+      }
+    } else {
+      /* a segment that is mostly tombstones is rewritten alone */
+      for (i = 0; i < pSegs->nSeg && nSrc == 0; i++) {
+        ColvecSegHandle *h = pSegs->apSeg[i];
+        if (h->nTomb * 2 > h->nRow) {
+          aSrc[0].pBatch = NULL;
+          aSrc[0].iFirst = 0;
+          aSrc[0].pSeg = h;
+          nSrc = 1;
+        }
+      }
+      for (iTier = 0; iTier <= 30 && nSrc == 0; iTier++) {
+        int nInTier = 0;
+        for (i = 0; i < pSegs->nSeg; i++) {
+          if (compactTier(pC, pSegs->apSeg[i]->nRow) == iTier) nInTier++;
+        }
+        if (nInTier >= 4) iPick = iTier;
+        if (iPick >= 0) {
+          for (i = 0; i < pSegs->nSeg; i++) {
+            if (compactTier(pC, pSegs->apSeg[i]->nRow) == iPick) {
+              aSrc[nSrc].pBatch = NULL;
+              aSrc[nSrc].iFirst = 0;
+              aSrc[nSrc++].pSeg = pSegs->apSeg[i];
+            }
+          }
+        }
+      }
+    }
+    if (nSrc > 0) rc = colvecCompactWrite(pSegs, pStorage, aSrc, nSrc, pzErr);
+    sqlite3_free(aSrc);
+    if (nSrc == 0 || bAll) break;
+  }
+  return rc;
+}
+
+/* Parses "NNNNNN.seg" or "NNNNNN.seg.tmp" into *piSegid; 0 if no match. */
+static int compactParseName(const char *zName, int64_t *piSegid) {
+  int64_t iSegid = 0;
+  const char *z = zName;
+  if (*z < '0' || *z > '9') return 0;
+  while (*z >= '0' && *z <= '9' && iSegid < ((int64_t)1 << 50)) {
+    iSegid = iSegid * 10 + (*z++ - '0');
+  }
+  if (strcmp(z, ".seg") != 0 && strcmp(z, ".seg.tmp") != 0) return 0;
+  *piSegid = iSegid;
+  return 1;
+}
+
+/*
+** Returns 1 when segid is named by T_manifest, or by T_trash with a
+** generation at or after iKeepGen; 0 otherwise; negative on error.
+*/
+static int compactIsNeeded(ColvecStorage *pStorage, int64_t iSegid,
+                           sqlite3_int64 iKeepGen) {
+  const ColvecConfig *pC = pStorage->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT 1 FROM \"%w\".\"%w_manifest\" WHERE segid=%lld UNION ALL "
+      "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=%lld AND generation>=%lld",
+      pC->zDb, pC->zName, (long long)iSegid, pC->zDb, pC->zName,
+      (long long)iSegid, iKeepGen);
+  int rc, bNeeded;
+  if (zSql == NULL) return -SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc != SQLITE_OK) return -rc;
+  bNeeded = sqlite3_step(pStmt) == SQLITE_ROW;
+  rc = sqlite3_finalize(pStmt);
+  return rc == SQLITE_OK ? bNeeded : -rc;
+}
+
+/* Deletes files nothing needs; see colvecInt.h. */
+int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                         char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  char **azName = NULL;
+  int nName = 0, i, rc;
+  sqlite3_int64 iGen = 0;
+  rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+  if (rc != SQLITE_OK) return rc;
+  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
+    return SQLITE_OK; /* no folder: nothing to clean */
+  }
+  for (i = 0; rc == SQLITE_OK && i < nName; i++) {
+    int64_t iSegid;
+    int bNeeded;
+    if (!compactParseName(azName[i], &iSegid)) continue;
+    bNeeded = compactIsNeeded(pStorage, iSegid, iGen - 1);
+    if (bNeeded < 0) {
+      rc = -bNeeded;
+    } else if (!bNeeded) {
+      char *zPath = sqlite3_mprintf("%s/%s", pSegs->zDir, azName[i]);
+      if (zPath == NULL) {
+        rc = SQLITE_NOMEM;
+      } else {
+        colvecOsUnlink(zPath, NULL);
+        sqlite3_free(zPath);
+      }
+    }
+  }
+  colvecOsListFree(azName, nName);
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageExec(
+        pStorage,
+        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE generation<%lld",
+                        pC->zDb, pC->zName, iGen - 1),
+        pzErr);
+  }
+  return rc;
+}

@@ -1,0 +1,493 @@
+/*
+** colvec_cursor.c — reading a colvec table: xOpen, xFilter, xNext, xEof,
+** xColumn, xRowid, xClose.
+**
+** A scan walks the live segments (rows passing the filters, computed
+** column by column into one bitmap per segment during xFilter, while argv
+** is valid), then the delta (an SQL select on T_delta with the same
+** filters). A KNN search collects the k best rows of every segment and of
+** the delta into a bounded heap and walks it; a hit's other columns are
+** looked up by rowid only when the statement reads them. Pending rows of
+** the current transaction are flushed first, so a statement sees its own
+** transaction's writes.
+*/
+#include "colvecInt.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct ColvecCursor ColvecCursor;
+
+/* A cursor: either a scan or the sorted result of a KNN search. */
+struct ColvecCursor {
+  sqlite3_vtab_cursor base; /* base class: must be first */
+  int bKnn;                 /* 1 when iterating KNN hits */
+  int mUsed;                /* user columns the statement reads (idxNum) */
+  int bEof;                 /* no current row */
+  int nSeg;                 /* scan: segments held (referenced) */
+  ColvecSegHandle **apSeg;  /* scan: the segments */
+  uint8_t **aaBits;         /* scan: passing rows of each segment */
+  int iSeg;                 /* scan: current segment, nSeg = in the delta */
+  int64_t iRow;             /* scan: current row of the segment */
+  sqlite3_stmt *pScan;      /* scan: the delta select */
+  ColvecTopk topk;          /* KNN: the hits, best first */
+  int iHit;                 /* KNN: index of the current hit */
+  sqlite3_stmt *pRow;       /* KNN: delta point lookup */
+  int bRowReady;            /* KNN: the current hit has been located */
+  int iHitSeg;              /* KNN: segment of the hit, -1 for the delta */
+  int64_t iHitRow;          /* KNN: row of the hit in its segment */
+  ColvecKnnQuery q;         /* KNN: parameters in force */
+  void *pQueryVec;          /* KNN: query vector (binary form) */
+};
+
+/* Sets the table's error message (taking ownership of zErr). */
+void colvecVtabSetError(ColvecVtab *pTab, char *zErr) {
+  sqlite3_free(pTab->base.zErrMsg);
+  pTab->base.zErrMsg = zErr;
+}
+
+/* xOpen: a new, empty cursor. */
+int colvecCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
+  ColvecCursor *pCur = sqlite3_malloc(sizeof(ColvecCursor));
+  (void)pVtab;
+  if (pCur == NULL) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->bEof = 1;
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+/* Releases what the cursor holds from its last xFilter. */
+static void cursorReset(ColvecCursor *pCur) {
+  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
+  int i;
+  for (i = 0; i < pCur->nSeg; i++) {
+    if (pCur->aaBits) sqlite3_free(pCur->aaBits[i]);
+    colvecSegHandleUnref(pTab->pConfig, pCur->apSeg[i]);
+  }
+  sqlite3_free(pCur->aaBits);
+  sqlite3_free(pCur->apSeg);
+  sqlite3_finalize(pCur->pScan);
+  sqlite3_finalize(pCur->pRow);
+  colvecTopkFree(&pCur->topk);
+  sqlite3_free(pCur->pQueryVec);
+  pCur->aaBits = NULL;
+  pCur->apSeg = NULL;
+  pCur->nSeg = 0;
+  pCur->pScan = NULL;
+  pCur->pRow = NULL;
+  pCur->pQueryVec = NULL;
+  pCur->bRowReady = 0;
+  pCur->iHit = 0;
+  pCur->bEof = 1;
+}
+
+/* xClose. */
+int colvecCursorClose(sqlite3_vtab_cursor *pCursor) {
+  ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  cursorReset(pCur);
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+/*
+** Reads an integer KNN parameter (k, LIMIT, OFFSET, ef) from pVal into *pi.
+** Integral reals are accepted. Returns SQLITE_OK, or SQLITE_ERROR with the
+** table's error set when the value is not an integer in [iMin, iMax].
+*/
+static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
+                          const char *zName, sqlite3_int64 iMin,
+                          sqlite3_int64 iMax, sqlite3_int64 *pi) {
+  int eType = sqlite3_value_numeric_type(pVal);
+  double r = sqlite3_value_double(pVal);
+  sqlite3_int64 i = sqlite3_value_int64(pVal);
+  if (eType == SQLITE_FLOAT && r == floor(r) && fabs(r) < 9e18) {
+    i = (sqlite3_int64)r;
+    eType = SQLITE_INTEGER;
+  }
+  if (eType != SQLITE_INTEGER || i < iMin || i > iMax) {
+    colvecVtabSetError(pTab, sqlite3_mprintf(
+                                 "colvec: %s must be an integer between %lld "
+                                 "and %lld, got %s",
+                                 zName, iMin, iMax,
+                                 eType == SQLITE_NULL
+                                     ? "NULL"
+                                     : (const char *)sqlite3_value_text(pVal)));
+    return SQLITE_ERROR;
+  }
+  *pi = i;
+  return SQLITE_OK;
+}
+
+/*
+** Reads the KNN arguments of plan pPlan from argv into pCur->q (query
+** vector, k, oversampling, rescore, ef) with their defaults, validating
+** each. Sets *pbEmpty when LIMIT is 0. Returns SQLITE_OK or an error with
+** the table's message set.
+*/
+static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
+                         sqlite3_value **argv, int *pbEmpty) {
+  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
+  ColvecKnnQuery *q = &pCur->q;
+  sqlite3_int64 iLimit = -1, iOffset = 0, iVal;
+  int i, rc = SQLITE_OK;
+  memset(q, 0, sizeof(*q));
+  q->rOversample = 3.0;
+  q->bRescore = 1;
+  for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
+    const ColvecPlanArg *pArg = &pPlan->aArg[i];
+    switch (pArg->eOp) {
+    case COLVEC_OP_MATCH: {
+      const ColvecColumn *pCol;
+      char *zErr = NULL;
+      if (pArg->iCol < 0 || pArg->iCol >= pTab->pConfig->nCol ||
+          !pTab->pConfig->aCol[pArg->iCol].bVector) {
+        return SQLITE_ERROR;
+      }
+      pCol = &pTab->pConfig->aCol[pArg->iCol];
+      q->iCol = pArg->iCol;
+      pCur->pQueryVec = sqlite3_malloc(pCol->nByte);
+      if (pCur->pQueryVec == NULL) return SQLITE_NOMEM;
+      rc = colvecValueToVector(argv[i], pCol, pCur->pQueryVec, &zErr);
+      if (rc != SQLITE_OK) colvecVtabSetError(pTab, zErr);
+      q->pVec = pCur->pQueryVec;
+      break;
+    }
+    case COLVEC_OP_K:
+      rc = cursorIntParam(pTab, argv[i], "k", 1, COLVEC_MAX_K, &iVal);
+      q->k = (int)iVal;
+      break;
+    case COLVEC_OP_LIMIT:
+      rc = cursorIntParam(pTab, argv[i], "LIMIT", 0, COLVEC_MAX_K, &iLimit);
+      break;
+    case COLVEC_OP_OFFSET:
+      rc = cursorIntParam(pTab, argv[i], "OFFSET", 0, COLVEC_MAX_K, &iOffset);
+      break;
+    case COLVEC_OP_EF:
+      rc = cursorIntParam(pTab, argv[i], "ef", 1, COLVEC_MAX_K * 10, &iVal);
+      q->ef = (int)iVal;
+      break;
+    case COLVEC_OP_RESCORE:
+      rc = cursorIntParam(pTab, argv[i], "rescore", 0, 1, &iVal);
+      q->bRescore = (int)iVal;
+      break;
+    case COLVEC_OP_OVERSAMPLING: {
+      int eType = sqlite3_value_numeric_type(argv[i]);
+      double r = sqlite3_value_double(argv[i]);
+      if ((eType != SQLITE_INTEGER && eType != SQLITE_FLOAT) || !(r >= 1.0) ||
+          r > 100.0) {
+        colvecVtabSetError(pTab, sqlite3_mprintf(
+                                     "colvec: oversampling must be a number "
+                                     "between 1.0 and 100.0"));
+        rc = SQLITE_ERROR;
+      }
+      q->rOversample = r;
+      break;
+    }
+    default:
+      break; /* filters: applied by the storage layer */
+    }
+  }
+  if (rc == SQLITE_OK && iLimit >= 0) {
+    if (iLimit + iOffset > COLVEC_MAX_K) {
+      colvecVtabSetError(pTab, sqlite3_mprintf(
+                                   "colvec: LIMIT plus OFFSET of a KNN query "
+                                   "must not exceed %d",
+                                   COLVEC_MAX_K));
+      return SQLITE_ERROR;
+    }
+    q->k = (int)(iLimit + iOffset);
+    *pbEmpty = iLimit == 0;
+  }
+  return rc;
+}
+
+/*
+** Returns the rowid of an `rowid = value` filter of the plan in *piRowid
+** (1), or 0 when the plan has none usable.
+*/
+static int cursorRowidEq(const ColvecPlan *pPlan, sqlite3_value **argv,
+                         sqlite3_int64 *piRowid) {
+  int i;
+  for (i = 0; i < pPlan->nArg; i++) {
+    if (pPlan->aArg[i].eOp == COLVEC_OP_EQ &&
+        pPlan->aArg[i].iCol == COLVEC_PLAN_ROWID &&
+        sqlite3_value_numeric_type(argv[i]) == SQLITE_INTEGER) {
+      *piRowid = sqlite3_value_int64(argv[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** Takes references on the live segments and computes, for each, the
+** bitmap of rows passing the plan's filters (a rowid equality selects one
+** row directly). Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
+                              sqlite3_value **argv, char **pzErr) {
+  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
+  ColvecSegTable *pSegs = pTab->pSegs;
+  sqlite3_int64 iRowidEq = 0;
+  int bRowidEq = cursorRowidEq(pPlan, argv, &iRowidEq);
+  int iLocSeg = -1, i, rc = SQLITE_OK;
+  int64_t iLocRow = 0;
+  if (pSegs->nSeg == 0) return SQLITE_OK;
+  if (bRowidEq && !colvecSegLocate(pSegs, iRowidEq, &iLocSeg, &iLocRow)) {
+    return SQLITE_OK;
+  }
+  pCur->apSeg = sqlite3_malloc64(sizeof(ColvecSegHandle *) * (sqlite3_uint64)pSegs->nSeg);
+  pCur->aaBits = sqlite3_malloc64(sizeof(uint8_t *) * (sqlite3_uint64)pSegs->nSeg);
+  if (pCur->apSeg == NULL || pCur->aaBits == NULL) return SQLITE_NOMEM;
+  for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    uint8_t *aBits;
+    if (bRowidEq && i != iLocSeg) continue;
+    aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
+    if (aBits == NULL) return SQLITE_NOMEM;
+    colvecSegHandleRef(h);
+    pCur->apSeg[pCur->nSeg] = h;
+    pCur->aaBits[pCur->nSeg] = aBits;
+    pCur->nSeg++;
+    if (bRowidEq) {
+      memset(aBits, 0, (size_t)(h->nRow + 7) / 8);
+      aBits[iLocRow >> 3] = (uint8_t)(1u << (iLocRow & 7));
+    } else {
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+    }
+  }
+  return rc;
+}
+
+/*
+** Moves a scan to its next row at or after (iSeg, iRow): the next passing
+** row of a segment, else the delta's next row.
+*/
+static int cursorScanSettle(ColvecCursor *pCur) {
+  while (pCur->iSeg < pCur->nSeg) {
+    ColvecSegHandle *h = pCur->apSeg[pCur->iSeg];
+    const uint8_t *aBits = pCur->aaBits[pCur->iSeg];
+    int64_t i = pCur->iRow;
+    while (i < h->nRow) {
+      uint8_t b = aBits[i >> 3] >> (i & 7);
+      if (b == 0) {
+        i = (i | 7) + 1;
+        continue;
+      }
+      if (b & 1) {
+        pCur->iRow = i;
+        return SQLITE_OK;
+      }
+      i++;
+    }
+    pCur->iSeg++;
+    pCur->iRow = 0;
+  }
+  if (pCur->pScan == NULL) {
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  } else {
+    int rc = sqlite3_step(pCur->pScan);
+    pCur->bEof = rc != SQLITE_ROW;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) return SQLITE_OK;
+    colvecVtabSetError((ColvecVtab *)pCur->base.pVtab,
+                       sqlite3_mprintf("colvec: %s",
+                                       sqlite3_errmsg(((ColvecVtab *)pCur->base.pVtab)->db)));
+    return rc;
+  }
+}
+
+/*
+** Runs a KNN search: the segments, then the delta, into pCur->topk.
+*/
+static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
+                     sqlite3_value **argv, char **pzErr) {
+  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
+  ColvecSegTable *pSegs = pTab->pSegs;
+  int i, rc = SQLITE_OK;
+  if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
+  for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    uint8_t *aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
+    if (aBits == NULL) return SQLITE_NOMEM;
+    rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecKnnSegmentExact(pSegs, h, &pCur->q, aBits, &pCur->topk, pzErr);
+    }
+    sqlite3_free(aBits);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecKnnExact(pTab->pStorage, &pCur->q, pPlan, argv, &pCur->topk,
+                        pzErr);
+  }
+  return rc;
+}
+
+/* xFilter: starts a scan or runs a KNN search; see the file comment. */
+int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                       const char *idxStr, int argc, sqlite3_value **argv) {
+  ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
+  ColvecPlan plan;
+  char *zErr = NULL;
+  int rc;
+
+  cursorReset(pCur);
+  if (colvecPlanDecode(idxStr, &plan) != COLVEC_OK || plan.nArg != argc) {
+    colvecVtabSetError(pTab, sqlite3_mprintf(
+                                 "colvec: malformed query plan '%s'",
+                                 idxStr ? idxStr : ""));
+    return SQLITE_ERROR;
+  }
+  pCur->mUsed = idxNum;
+  pCur->bKnn = plan.bKnn;
+  rc = colvecWriteFlush(pTab, &zErr);
+  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
+  if (rc == SQLITE_OK && !plan.bKnn) {
+    rc = cursorScanSegments(pCur, &plan, argv, &zErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageSelect(pTab->pStorage, idxNum, &plan, argv, 0,
+                               &pCur->pScan, &zErr);
+    }
+    if (rc == SQLITE_OK) {
+      pCur->bEof = 0;
+      pCur->iSeg = 0;
+      pCur->iRow = 0;
+      rc = cursorScanSettle(pCur);
+    }
+  } else if (rc == SQLITE_OK) {
+    int bEmpty = 0;
+    rc = cursorKnnArgs(pCur, &plan, argv, &bEmpty);
+    if (rc == SQLITE_OK && !bEmpty) {
+      rc = cursorKnn(pCur, &plan, argv, &zErr);
+      pCur->bEof = rc != SQLITE_OK || pCur->topk.nHit == 0;
+    }
+  }
+  if (zErr) colvecVtabSetError(pTab, zErr);
+  return rc;
+}
+
+/* xNext. */
+int colvecCursorNext(sqlite3_vtab_cursor *pCursor) {
+  ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  if (pCur->bKnn) {
+    pCur->iHit++;
+    pCur->bRowReady = 0;
+    pCur->bEof = pCur->iHit >= pCur->topk.nHit;
+    return SQLITE_OK;
+  }
+  if (pCur->iSeg < pCur->nSeg) {
+    pCur->iRow++;
+  }
+  return cursorScanSettle(pCur);
+}
+
+/* xEof. */
+int colvecCursorEof(sqlite3_vtab_cursor *pCursor) {
+  return ((ColvecCursor *)pCursor)->bEof;
+}
+
+/*
+** Locates the current KNN hit: in a segment (iHitSeg, iHitRow), or in the
+** delta (pRow positioned on it). Returns SQLITE_OK or an error.
+*/
+static int cursorKnnLocate(ColvecCursor *pCur) {
+  ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
+  sqlite3_int64 iRowid = pCur->topk.aHit[pCur->iHit].iRowid;
+  int rc = SQLITE_OK;
+  if (pCur->bRowReady) return SQLITE_OK;
+  if (colvecSegLocate(pTab->pSegs, iRowid, &pCur->iHitSeg, &pCur->iHitRow)) {
+    pCur->bRowReady = 1;
+    return SQLITE_OK;
+  }
+  pCur->iHitSeg = -1;
+  if (pCur->pRow == NULL) {
+    char *zErr = NULL;
+    rc = colvecStorageSelect(pTab->pStorage, pCur->mUsed, NULL, NULL, 1,
+                             &pCur->pRow, &zErr);
+    if (rc != SQLITE_OK) {
+      colvecVtabSetError(pTab, zErr);
+      return rc;
+    }
+  } else {
+    sqlite3_reset(pCur->pRow);
+  }
+  sqlite3_bind_int64(pCur->pRow, 1, iRowid);
+  rc = sqlite3_step(pCur->pRow);
+  if (rc != SQLITE_ROW) {
+    colvecVtabSetError(pTab, sqlite3_mprintf(
+                                 "colvec: row %lld of %s vanished during a "
+                                 "query",
+                                 (long long)iRowid, pTab->pConfig->zName));
+    return rc == SQLITE_DONE ? COLVEC_CORRUPT_VTAB : rc;
+  }
+  pCur->bRowReady = 1;
+  return SQLITE_OK;
+}
+
+/* xColumn. */
+int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
+                       int iCol) {
+  ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
+  const ColvecConfig *pC = pTab->pConfig;
+  if (iCol < pC->nCol) {
+    char *zErr = NULL;
+    int rc = SQLITE_OK;
+    if (pC->aCol[iCol].bVector && sqlite3_vtab_nochange(pCtx)) {
+      return SQLITE_OK; /* UPDATE that leaves this vector as it is */
+    }
+    if (pCur->bKnn) {
+      rc = cursorKnnLocate(pCur);
+      if (rc != SQLITE_OK) return rc;
+      if (pCur->iHitSeg >= 0) {
+        rc = colvecSegResult(pTab->pSegs, pTab->pSegs->apSeg[pCur->iHitSeg],
+                             iCol, pCur->iHitRow, pCtx, &zErr);
+      } else {
+        sqlite3_result_value(pCtx, sqlite3_column_value(pCur->pRow, 1 + iCol));
+      }
+    } else if (pCur->iSeg < pCur->nSeg) {
+      rc = colvecSegResult(pTab->pSegs, pCur->apSeg[pCur->iSeg], iCol,
+                           pCur->iRow, pCtx, &zErr);
+    } else {
+      sqlite3_result_value(pCtx, sqlite3_column_value(pCur->pScan, 1 + iCol));
+    }
+    if (zErr) colvecVtabSetError(pTab, zErr);
+    return rc;
+  }
+  if (!pCur->bKnn) return SQLITE_OK; /* hidden columns are NULL in scans */
+  switch (iCol - pC->nCol) {
+  case COLVEC_HIDDEN_DISTANCE:
+    sqlite3_result_double(pCtx, pCur->topk.aHit[pCur->iHit].rDist);
+    break;
+  case COLVEC_HIDDEN_K:
+    sqlite3_result_int(pCtx, pCur->q.k);
+    break;
+  case COLVEC_HIDDEN_OVERSAMPLING:
+    sqlite3_result_double(pCtx, pCur->q.rOversample);
+    break;
+  case COLVEC_HIDDEN_RESCORE:
+    sqlite3_result_int(pCtx, pCur->q.bRescore);
+    break;
+  case COLVEC_HIDDEN_EF:
+    if (pCur->q.ef > 0) sqlite3_result_int(pCtx, pCur->q.ef);
+    break;
+  default:
+    break;
+  }
+  return SQLITE_OK;
+}
+
+/* xRowid. */
+int colvecCursorRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *piRowid) {
+  ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  if (pCur->bKnn) {
+    *piRowid = pCur->topk.aHit[pCur->iHit].iRowid;
+  } else if (pCur->iSeg < pCur->nSeg) {
+    *piRowid = pCur->apSeg[pCur->iSeg]->aRowid[pCur->iRow];
+  } else {
+    *piRowid = sqlite3_column_int64(pCur->pScan, 0);
+  }
+  return SQLITE_OK;
+}

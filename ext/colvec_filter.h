@@ -1,0 +1,102 @@
+/*
+** colvec_filter.h — evaluation of pushed-down WHERE constraints over one
+** segment's attribute columns, column by column, into a bitmap of passing
+** rows (SQLite-free). Implemented in colvec_filter.c.
+**
+** The result must never exclude a row that SQLite's own comparison accepts
+** (SQLite re-checks every returned row, so keeping a failing row is only a
+** waste). Every operator is exact except where noted below ("permissive").
+**
+** Semantics (BINARY collation), with v the column value and x the value:
+**   - EQ NE LT LE GT GE and IN: false when v or x is NULL (an IN member that
+**     is NULL never matches).
+**   - IS / ISNOT treat NULL as a value; ISNULL / NOTNULL ignore x.
+**   - Values of different classes order NULL < numbers < text < blob.
+**   - Integer against real is compared exactly (as sqlite3IntFloatCompare:
+**     2^53+1 > 9007199254740992.0, no rounding of either side); -0.0 == 0.0.
+**   - Text and blob compare with memcmp, then the shorter first.
+**   - LIKE / GLOB: xMatch(pCtx, mFlags, zPattern, nPattern, zText, nText)
+**     decides, with the column value as SQLite renders it as text (integers
+**     as "%lld"; text and blob bytes as stored) and an integer pattern
+**     rendered the same way. mFlags has COLVEC_MATCH_BLOB when the value or
+**     the pattern is a blob: a SQLite built with LIKE_DOESNT_MATCH_BLOBS
+**     (Debian's is) then matches nothing, others match the bytes. Permissive: a
+*REAL column, or a REAL pattern,
+**     keeps every non-NULL row (SQLite's rendering of doubles varies by
+**     version), and so does a NULL xMatch.
+** The caller has already given x the column's affinity, as SQLite would
+** when comparing the column with a value that has no affinity.
+*/
+#ifndef COLVEC_FILTER_H
+#define COLVEC_FILTER_H
+
+#include "colvec_core.h"
+#include "colvec_plan.h"
+
+/* Storage kinds of one attribute column in a segment. */
+#define COLVEC_STORE_INT64 1  /* ATTR_FIXED int64 */
+#define COLVEC_STORE_DOUBLE 2 /* ATTR_FIXED double (COLVEC_SEGF_REAL) */
+#define COLVEC_STORE_TEXT 3   /* VAROFFSETS + VARBYTES, UTF-8 text */
+#define COLVEC_STORE_BLOB 4   /* VAROFFSETS + VARBYTES, raw bytes */
+
+/* Value types of a ColvecScalar: SQLite's fundamental datatype numbers. */
+#define COLVEC_TYPE_INTEGER 1 /* i holds the value */
+#define COLVEC_TYPE_FLOAT 2   /* r holds the value (NaN counts as NULL) */
+#define COLVEC_TYPE_TEXT 3    /* z[0..n) holds UTF-8 bytes */
+#define COLVEC_TYPE_BLOB 4    /* z[0..n) holds the bytes */
+#define COLVEC_TYPE_NULL 5    /* no value */
+
+/* The right-hand side of a constraint, after the column's affinity. */
+typedef struct ColvecScalar ColvecScalar;
+struct ColvecScalar {
+  int eType;        /* COLVEC_TYPE_* */
+  int64_t i;        /* value when eType is INTEGER */
+  double r;         /* value when eType is FLOAT */
+  const uint8_t *z; /* bytes when eType is TEXT or BLOB (may be NULL if n=0) */
+  int n;            /* number of bytes at z */
+};
+
+/* One stored attribute column of one segment, as pointers into memory. */
+typedef struct ColvecColumnView ColvecColumnView;
+struct ColvecColumnView {
+  int eStore;           /* COLVEC_STORE_* */
+  int64_t nRow;         /* rows in the segment */
+  const int64_t *aInt;  /* INT64: nRow values (NULL rows hold anything) */
+  const double *aReal;  /* DOUBLE: nRow values, never NaN */
+  const int64_t *aOff;  /* TEXT/BLOB: nRow+1 offsets into aByte */
+  const uint8_t *aByte; /* TEXT/BLOB: the bytes (text has no NUL added) */
+  int64_t nByte;        /* TEXT/BLOB: bytes at aByte (aOff[nRow] <= it) */
+  const uint8_t *aNull; /* (nRow+7)/8 bytes, bit i = row i is NULL; or NULL */
+};
+
+/* Flags of a ColvecMatchFunc call. */
+#define COLVEC_MATCH_GLOB 1 /* GLOB (case-sensitive); LIKE when clear */
+#define COLVEC_MATCH_BLOB 2 /* the column value or the pattern is a BLOB */
+
+/* LIKE/GLOB matcher: returns 1 when zText[0..nText) matches the pattern
+** (neither is NUL-terminated; SQLite stops at an embedded NUL). */
+typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags, const uint8_t *zPattern,
+                               int nPattern, const uint8_t *zText, int nText);
+
+/*
+** ANDs the result of "column <eOp> value(s)" into aBits, one bit per row
+** (LSB-first within each byte; (nRow+7)/8 bytes; the caller sets them to 1
+** before the first constraint). Bits past nRow in the last byte are cleared.
+** eOp is one of COLVEC_OP_EQ .. COLVEC_OP_IN. For COLVEC_OP_IN, aVal holds
+** nVal >= 0 members (an empty list passes nothing); ISNULL and NOTNULL ignore
+** aVal; every other operator reads aVal[0] (nVal >= 1). xMatch (may be NULL,
+** see above) and pCtx serve LIKE and GLOB only.
+**
+** Returns COLVEC_OK, or COLVEC_ERROR for an operator that is no filter, a
+** malformed value, or a malformed view (missing array, offsets outside
+** [0, nByte] or decreasing); after an error aBits holds unspecified bits.
+** Allocates nothing; the work is linear in nRow (times nVal for IN).
+*/
+int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
+                     const ColvecScalar *aVal, int nVal, ColvecMatchFunc xMatch,
+                     void *pCtx, uint8_t *aBits);
+
+/* Returns the number of bits set among the first nRow bits of aBits. */
+int64_t colvecBitmapCount(const uint8_t *aBits, int64_t nRow);
+
+#endif /* COLVEC_FILTER_H */

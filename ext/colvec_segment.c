@@ -1,0 +1,551 @@
+/*
+** colvec_segment.c — the live segments of a table, as one connection sees
+** them: finding the folder, opening and caching segment files, keeping
+** them in step with T_manifest and T_tomb, and reading rows and columns
+** out of them. See colvecInt.h for the interface.
+*/
+#include "colvecInt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Path of segment iSegid in folder zDir, with suffix zSuffix. */
+char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
+  return sqlite3_mprintf("%s/%06lld.seg%s", zDir, (long long)iSegid, zSuffix);
+}
+
+/* Frees one handle and closes its file (its last reference is gone). */
+static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
+  if (h) {
+    int i;
+    if (h->apOwned) {
+      for (i = 0; i < pC->nCol * 3; i++) sqlite3_free(h->apOwned[i]);
+    }
+    sqlite3_free(h->apOwned);
+    sqlite3_free(h->aView);
+    sqlite3_free(h->abView);
+    sqlite3_free(h->aRowidOwned);
+    sqlite3_free(h->aTomb);
+    colvecSegClose(h->pSeg);
+    sqlite3_free(h);
+  }
+}
+
+/* Takes a reference on h. */
+void colvecSegHandleRef(ColvecSegHandle *h) { h->nRef++; }
+
+/* Drops a reference on h; the last one frees it. */
+void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
+  if (h && --h->nRef <= 0) segHandleFree(pC, h);
+}
+
+/* Opens the set; see colvecInt.h. */
+int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
+                       const char *zFolder, int bCreate, ColvecSegTable **pp,
+                       char **pzErr) {
+  ColvecSegTable *p = sqlite3_malloc(sizeof(ColvecSegTable));
+  const char *zFile = sqlite3_db_filename(db, pConfig->zDb);
+  ColvecErr err;
+  int rc = SQLITE_OK;
+  *pp = NULL;
+  if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->pConfig = pConfig;
+  err.zMsg[0] = 0;
+  if (zFile == NULL || zFile[0] == 0) {
+    /* no file: a private temporary folder */
+    const char *zTmp = getenv("TMPDIR");
+    char *zTemplate = sqlite3_mprintf("%s/colvec-XXXXXX",
+                                      zTmp && zTmp[0] ? zTmp : "/tmp");
+    if (zTemplate == NULL) {
+      rc = SQLITE_NOMEM;
+    } else if (mkdtemp(zTemplate) == NULL) {
+      *pzErr = sqlite3_mprintf("colvec: cannot create a temporary folder %s",
+                               zTemplate);
+      sqlite3_free(zTemplate);
+      rc = SQLITE_CANTOPEN;
+    } else {
+      p->zDir = zTemplate;
+      p->bTempDir = 1;
+    }
+  } else {
+    p->zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    if (p->zDir == NULL) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && bCreate &&
+        colvecOsMkdirP(p->zDir, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_CANTOPEN;
+    }
+  }
+  if (rc != SQLITE_OK) {
+    colvecSegTableClose(p);
+    return rc;
+  }
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* Closes every segment and frees the set. */
+void colvecSegTableClose(ColvecSegTable *p) {
+  if (p) {
+    int i;
+    for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
+    sqlite3_free(p->apSeg);
+    if (p->bTempDir && p->zDir) colvecOsRemoveTree(p->zDir, NULL);
+    sqlite3_free(p->zDir);
+    sqlite3_free(p);
+  }
+}
+
+/* Notes a change made by this connection. */
+void colvecSegTableChanged(ColvecSegTable *p) {
+  p->iLocalGenNow++;
+}
+
+/*
+** Opens segment iSegid and checks it against its manifest row (checksum
+** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error.
+*/
+static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
+                         int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
+  char *zPath = colvecSegPath(p->zDir, iSegid, "");
+  const ColvecSegSection *pSec;
+  ColvecErr err;
+  int rc = SQLITE_OK;
+  *pp = NULL;
+  err.zMsg[0] = 0;
+  if (h == NULL || zPath == NULL) {
+    sqlite3_free(h);
+    sqlite3_free(zPath);
+    return SQLITE_NOMEM;
+  }
+  memset(h, 0, sizeof(*h));
+  h->nRef = 1;
+  h->iSegid = iSegid;
+  h->cksum = cksum;
+  rc = colvecSegOpen(zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
+  if (rc != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg : "colvec: cannot open segment");
+    rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
+  } else if (colvecSegHeaderChecksum(h->pSeg) != cksum ||
+             (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
+             colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment %s does not match the manifest of table %s",
+        zPath, pC->zName);
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  if (rc == SQLITE_OK) {
+    h->nRow = nRow;
+    pSec = colvecSegFind(h->pSeg, COLVEC_SEG_ROWIDS, 0);
+    h->aView = sqlite3_malloc64(sizeof(ColvecColumnView) * (sqlite3_uint64)pC->nCol);
+    h->abView = sqlite3_malloc64((sqlite3_uint64)pC->nCol);
+    h->apOwned = sqlite3_malloc64(sizeof(void *) * 3 * (sqlite3_uint64)pC->nCol);
+    if (h->aView == NULL || h->abView == NULL || h->apOwned == NULL) {
+      rc = SQLITE_NOMEM;
+    } else {
+      memset(h->abView, 0, (size_t)pC->nCol);
+      memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
+    }
+    if (rc == SQLITE_OK && (pSec == NULL || pSec->nByte != nRow * 8)) {
+      *pzErr = sqlite3_mprintf("colvec: segment %s has no valid rowids",
+                               zPath);
+      rc = COLVEC_CORRUPT_VTAB;
+    } else if (rc == SQLITE_OK && nRow > 0) {
+      if (pC->eAccess == COLVEC_SEG_MMAP) {
+        h->aRowid = (const int64_t *)colvecSegData(h->pSeg, pSec);
+      } else {
+        h->aRowidOwned = sqlite3_malloc64((sqlite3_uint64)nRow * 8);
+        if (h->aRowidOwned == NULL) {
+          rc = SQLITE_NOMEM;
+        } else if (colvecSegRead(h->pSeg, pSec, 0, h->aRowidOwned, nRow * 8,
+                                 &err) != COLVEC_OK) {
+          *pzErr = sqlite3_mprintf("%s", err.zMsg);
+          rc = SQLITE_IOERR;
+        }
+        h->aRowid = h->aRowidOwned;
+      }
+    }
+  }
+  sqlite3_free(zPath);
+  if (rc != SQLITE_OK) {
+    segHandleFree(pC, h);
+    return rc;
+  }
+  *pp = h;
+  return SQLITE_OK;
+}
+
+/*
+** Returns PRAGMA data_version of the table's schema in *piVersion.
+*/
+static int segDataVersion(ColvecSegTable *p, sqlite3_int64 *piVersion) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".data_version", p->pConfig->zDb);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    *piVersion = sqlite3_column_int64(pStmt, 0);
+  }
+  if (pStmt) rc = sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/*
+** Re-reads the tombstones of every live segment from T_tomb.
+*/
+static int segLoadTombs(ColvecSegTable *p, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT segid, rowid FROM \"%w\".\"%w_tomb\" ORDER BY segid, rowid",
+      pC->zDb, pC->zName);
+  int rc, i, iSeg = 0;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  for (i = 0; i < p->nSeg; i++) p->apSeg[i]->nTomb = 0;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    int64_t iSegid = sqlite3_column_int64(pStmt, 0);
+    ColvecSegHandle *h;
+    while (iSeg < p->nSeg && p->apSeg[iSeg]->iSegid < iSegid) iSeg++;
+    if (iSeg >= p->nSeg || p->apSeg[iSeg]->iSegid != iSegid) continue;
+    h = p->apSeg[iSeg];
+    if (h->nTomb == h->nTombAlloc) {
+      int64_t nNew = h->nTombAlloc ? h->nTombAlloc * 2 : 64;
+      int64_t *aNew = sqlite3_realloc64(h->aTomb, (sqlite3_uint64)nNew * 8);
+      if (aNew == NULL) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      h->aTomb = aNew;
+      h->nTombAlloc = nNew;
+    }
+    h->aTomb[h->nTomb++] = sqlite3_column_int64(pStmt, 1);
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Brings the set up to date; see colvecInt.h. */
+int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_int64 iVersion = 0;
+  sqlite3_stmt *pStmt = NULL;
+  ColvecSegHandle **apNew = NULL;
+  int nNew = 0, nAlloc = 0, i;
+  char *zSql;
+  int rc = segDataVersion(p, &iVersion);
+  if (rc != SQLITE_OK) return rc;
+  if (p->bValid && iVersion == p->iDataVersion &&
+      p->iLocalGen == p->iLocalGenNow) {
+    return SQLITE_OK;
+  }
+  zSql = sqlite3_mprintf(
+      "SELECT segid, nrow, cksum FROM \"%w\".\"%w_manifest\" ORDER BY segid",
+      pC->zDb, pC->zName);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    int64_t iSegid = sqlite3_column_int64(pStmt, 0);
+    int64_t nRow = sqlite3_column_int64(pStmt, 1);
+    uint64_t cksum = (uint64_t)sqlite3_column_int64(pStmt, 2);
+    ColvecSegHandle *h = NULL;
+    if (nNew == nAlloc) {
+      ColvecSegHandle **a;
+      nAlloc = nAlloc ? nAlloc * 2 : 16;
+      a = sqlite3_realloc64(apNew, sizeof(*a) * (sqlite3_uint64)nAlloc);
+      if (a == NULL) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      apNew = a;
+    }
+    for (i = 0; i < p->nSeg; i++) {
+      ColvecSegHandle *pOld = p->apSeg[i];
+      if (pOld && pOld->iSegid == iSegid && pOld->cksum == cksum) {
+        h = pOld;
+        p->apSeg[i] = NULL; /* moved to the new set */
+        break;
+      }
+    }
+    if (h == NULL) rc = segHandleOpen(p, iSegid, cksum, nRow, &h, pzErr);
+    if (rc == SQLITE_OK) apNew[nNew++] = h;
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
+      rc = rc2;
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+    }
+  }
+  for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(pC, p->apSeg[i]);
+  sqlite3_free(p->apSeg);
+  p->apSeg = apNew;
+  p->nSeg = nNew;
+  if (rc == SQLITE_OK) rc = segLoadTombs(p, pzErr);
+  p->bValid = rc == SQLITE_OK;
+  p->iDataVersion = iVersion;
+  p->iLocalGen = p->iLocalGenNow;
+  return rc;
+}
+
+/* Binary search of sorted a[0..n-1] for v: index or -1. */
+static int64_t segSearch(const int64_t *a, int64_t n, int64_t v) {
+  int64_t lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (a[mid] == v) return mid;
+    if (a[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* Returns non-zero when rowid iRowid of segment h is tombstoned. */
+int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid) {
+  return h->nTomb > 0 && segSearch(h->aTomb, h->nTomb, iRowid) >= 0;
+}
+
+/* Finds a live row; see colvecInt.h. */
+int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
+                    int64_t *piRow) {
+  int i;
+  for (i = p->nSeg - 1; i >= 0; i--) {
+    const ColvecSegHandle *h = p->apSeg[i];
+    int64_t iRow;
+    if (h->nRow == 0 || iRowid < h->aRowid[0] || iRowid > h->aRowid[h->nRow - 1]) {
+      continue;
+    }
+    iRow = segSearch(h->aRowid, h->nRow, iRowid);
+    if (iRow >= 0 && !colvecSegIsDead(h, iRowid)) {
+      *piSeg = i;
+      *piRow = iRow;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** Returns the bytes of section (eKind, iCol) of h: a pointer into the
+** mapping, or (access=file) a buffer read into *ppOwned. NULL with *pzErr
+** set on error; a missing section returns NULL with *pzErr unset.
+*/
+static const void *segSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
+                                   void **ppOwned, int64_t *pnByte,
+                                   char **pzErr) {
+  const ColvecSegSection *pSec = colvecSegFind(h->pSeg, eKind, (uint32_t)iCol);
+  ColvecErr err;
+  err.zMsg[0] = 0;
+  if (pSec == NULL) return NULL;
+  *pnByte = pSec->nByte;
+  if (colvecSegData(h->pSeg, pSec)) return colvecSegData(h->pSeg, pSec);
+  *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
+  if (*ppOwned == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: out of memory");
+    return NULL;
+  }
+  if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
+      COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    return NULL;
+  }
+  return *ppOwned;
+}
+
+/* Makes the view of attribute column iCol available; see colvecInt.h. */
+int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
+                  const ColvecColumnView **ppView, char **pzErr) {
+  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
+  ColvecColumnView *pView = &h->aView[iCol];
+  void **apOwned = &h->apOwned[iCol * 3];
+  int64_t nByte = 0, nNull = 0;
+  if (!h->abView[iCol]) {
+    memset(pView, 0, sizeof(*pView));
+    pView->nRow = h->nRow;
+    pView->aNull = segSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
+                                   &apOwned[2], &nNull, pzErr);
+    if (*pzErr) return SQLITE_NOMEM;
+    switch (pCol->eAttr) {
+    case COLVEC_ATTR_INTEGER:
+      pView->eStore = COLVEC_STORE_INT64;
+      pView->aInt = segSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol, &apOwned[0],
+                                    &nByte, pzErr);
+      if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
+      if (nByte != h->nRow * 8) goto corrupt;
+      break;
+    case COLVEC_ATTR_REAL:
+      pView->eStore = COLVEC_STORE_DOUBLE;
+      pView->aReal = segSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
+                                     &apOwned[0], &nByte, pzErr);
+      if (pView->aReal == NULL && h->nRow > 0) goto corrupt;
+      if (nByte != h->nRow * 8) goto corrupt;
+      break;
+    default:
+      pView->eStore = pCol->eAttr == COLVEC_ATTR_TEXT ? COLVEC_STORE_TEXT
+                                                      : COLVEC_STORE_BLOB;
+      pView->aOff = segSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
+                                    &apOwned[0], &nByte, pzErr);
+      if (pView->aOff == NULL) goto corrupt;
+      nByte = 0;
+      pView->aByte = segSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
+                                     &apOwned[1], &nByte, pzErr);
+      if (*pzErr) goto corrupt;
+      pView->nByte = nByte;
+      if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
+      break;
+    }
+    h->abView[iCol] = 1;
+  }
+  *ppView = pView;
+  return SQLITE_OK;
+corrupt:
+  if (*pzErr == NULL) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment %lld of table %s lacks a valid section for column %s",
+        (long long)h->iSegid, p->pConfig->zName, pCol->zName);
+  }
+  return COLVEC_CORRUPT_VTAB;
+}
+
+/* Base address of vector column iCol in a mapped segment, or NULL. */
+const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, int iCol) {
+  const ColvecSegSection *pSec =
+      colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
+  if (pSec == NULL) return NULL;
+  return (const uint8_t *)colvecSegData(h->pSeg, pSec);
+}
+
+/* Returns a pointer to one vector; see colvecInt.h. */
+const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
+                            int iCol, int64_t iRow, void *pBuf, char **pzErr) {
+  const ColvecSegSection *pSec =
+      colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
+  const uint8_t *aBase;
+  ColvecErr err;
+  if (pSec == NULL || pSec->nByte != h->nRow * pCol->nByte) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld lacks vectors for %s",
+                             (long long)h->iSegid, pCol->zName);
+    return NULL;
+  }
+  aBase = (const uint8_t *)colvecSegData(h->pSeg, pSec);
+  if (aBase) return aBase + iRow * pCol->nByte;
+  err.zMsg[0] = 0;
+  if (colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte,
+                    &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    return NULL;
+  }
+  return pBuf;
+}
+
+/* Sets the SQL result to one column of a segment row; see colvecInt.h. */
+int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
+                    int64_t iRow, sqlite3_context *pCtx, char **pzErr) {
+  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
+  const ColvecColumnView *pView;
+  int rc;
+  if (pCol->bVector) {
+    void *pBuf = NULL;
+    const void *pVec;
+    if (p->pConfig->eAccess == COLVEC_SEG_FILE) {
+      pBuf = sqlite3_malloc(pCol->nByte);
+      if (pBuf == NULL) return SQLITE_NOMEM;
+    }
+    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr);
+    if (pVec) sqlite3_result_blob(pCtx, pVec, pCol->nByte, SQLITE_TRANSIENT);
+    sqlite3_free(pBuf);
+    return pVec ? SQLITE_OK : COLVEC_CORRUPT_VTAB;
+  }
+  rc = colvecSegView(p, h, iCol, &pView, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (pView->aNull && (pView->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
+    sqlite3_result_null(pCtx);
+    return SQLITE_OK;
+  }
+  switch (pView->eStore) {
+  case COLVEC_STORE_INT64:
+    sqlite3_result_int64(pCtx, pView->aInt[iRow]);
+    break;
+  case COLVEC_STORE_DOUBLE:
+    sqlite3_result_double(pCtx, pView->aReal[iRow]);
+    break;
+  default: {
+    int64_t iStart = pView->aOff[iRow], iEnd = pView->aOff[iRow + 1];
+    if (iStart < 0 || iEnd < iStart || iEnd > pView->nByte) {
+      *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: bad offsets "
+                               "in column %s",
+                               (long long)h->iSegid, p->pConfig->zName,
+                               pCol->zName);
+      return COLVEC_CORRUPT_VTAB;
+    }
+    if (iEnd == iStart) {
+      if (pView->eStore == COLVEC_STORE_TEXT) {
+        sqlite3_result_text(pCtx, "", 0, SQLITE_STATIC);
+      } else {
+        sqlite3_result_zeroblob(pCtx, 0);
+      }
+    } else if (pView->eStore == COLVEC_STORE_TEXT) {
+      sqlite3_result_text(pCtx, (const char *)pView->aByte + iStart,
+                          (int)(iEnd - iStart), SQLITE_TRANSIENT);
+    } else {
+      sqlite3_result_blob(pCtx, pView->aByte + iStart, (int)(iEnd - iStart),
+                          SQLITE_TRANSIENT);
+    }
+    break;
+  }
+  }
+  return SQLITE_OK;
+}
+
+/* Binds one segment value to a statement parameter; see colvecInt.h. */
+int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
+                  int iCol, sqlite3_stmt *pStmt, int iBind, char **pzErr) {
+  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
+  const ColvecColumnView *pView;
+  int rc;
+  if (pCol->bVector) {
+    void *pBuf = sqlite3_malloc(pCol->nByte);
+    const void *pVec;
+    if (pBuf == NULL) return SQLITE_NOMEM;
+    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr);
+    if (pVec) sqlite3_bind_blob(pStmt, iBind, pVec, pCol->nByte, SQLITE_TRANSIENT);
+    sqlite3_free(pBuf);
+    return pVec ? SQLITE_OK : COLVEC_CORRUPT_VTAB;
+  }
+  rc = colvecSegView(p, h, iCol, &pView, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (pView->aNull && (pView->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
+    return sqlite3_bind_null(pStmt, iBind);
+  }
+  switch (pView->eStore) {
+  case COLVEC_STORE_INT64:
+    return sqlite3_bind_int64(pStmt, iBind, pView->aInt[iRow]);
+  case COLVEC_STORE_DOUBLE:
+    return sqlite3_bind_double(pStmt, iBind, pView->aReal[iRow]);
+  default: {
+    int64_t a = pView->aOff[iRow], b = pView->aOff[iRow + 1];
+    if (a < 0 || b < a || b > pView->nByte) return COLVEC_CORRUPT_VTAB;
+    if (pView->eStore == COLVEC_STORE_TEXT) {
+      return sqlite3_bind_text(pStmt, iBind,
+                               b > a ? (const char *)pView->aByte + a : "",
+                               (int)(b - a), SQLITE_TRANSIENT);
+    }
+    return sqlite3_bind_blob(pStmt, iBind, b > a ? pView->aByte + a : (const void *)"",
+                             (int)(b - a), SQLITE_TRANSIENT);
+  }
+  }
+}

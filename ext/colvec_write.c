@@ -1,0 +1,329 @@
+/*
+** colvec_write.c — the write path: where an inserted, updated or deleted
+** row goes (pending rows in memory, the delta, tombstones over segments),
+** flushing pending rows, compaction, and the integrity check.
+**
+** A rowid is live in at most one place: the pending batch, the delta, or
+** one segment (where it is not tombstoned). Inserts go to the pending
+** batch, so a bulk load in one transaction is written straight to a
+** segment at commit; every other change first flushes the pending rows.
+*/
+#include "colvecInt.h"
+
+#include <string.h>
+
+/* colvecStorageInsertWith callback: binds column iCol of a pending row. */
+static int writeBindBatch(void *pCtx, int iCol, sqlite3_stmt *pStmt,
+                          int iBind) {
+  const ColvecBatch *pBatch = ((const ColvecBatch **)pCtx)[0];
+  int64_t iRow = *((const int64_t *)((const void **)pCtx)[1]);
+  colvecBatchBind(pBatch, iRow, iCol, pStmt, iBind);
+  return SQLITE_OK;
+}
+
+/* Context of writeBindSeg: a row of a segment. */
+typedef struct WriteSegRow WriteSegRow;
+struct WriteSegRow {
+  ColvecSegTable *pSegs; /* segment set */
+  ColvecSegHandle *h;    /* segment */
+  int64_t iRow;          /* row */
+  char **pzErr;          /* error message out */
+};
+
+/* colvecStorageInsertWith callback: binds column iCol of a segment row. */
+static int writeBindSeg(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
+  WriteSegRow *p = (WriteSegRow *)pCtx;
+  return colvecSegBind(p->pSegs, p->h, p->iRow, iCol, pStmt, iBind, p->pzErr);
+}
+
+/*
+** Writes the pending rows; see colvecInt.h.
+**
+** Rows stay in memory after they are written while a savepoint is open: a
+** ROLLBACK TO a savepoint opened before the write undoes the write in the
+** shadow tables, and the rows, inserted before that savepoint, become
+** pending again (see vtabRollbackToMethod).
+*/
+int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
+  ColvecBatch *pB = &pTab->pending;
+  int64_t nNew = pB->nRow - pTab->nFlushed;
+  int rc = SQLITE_OK;
+  if (nNew == 0) return SQLITE_OK;
+  if (nNew >= pTab->pConfig->nDeltaRows) {
+    ColvecSource src;
+    src.pBatch = pB;
+    src.iFirst = pTab->nFlushed;
+    src.pSeg = NULL;
+    rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
+    }
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
+    }
+  } else {
+    int64_t iRow;
+    for (iRow = pTab->nFlushed; rc == SQLITE_OK && iRow < pB->nRow; iRow++) {
+      const void *aCtx[2];
+      aCtx[0] = pB;
+      aCtx[1] = &iRow;
+      rc = colvecStorageInsertWith(pTab->pStorage, pB->aRowid[iRow],
+                                   writeBindBatch, (void *)aCtx);
+    }
+    if (rc != SQLITE_OK && *pzErr == NULL) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
+    }
+  }
+  if (rc == SQLITE_OK) {
+    pTab->nFlushed = pB->nRow;
+    if (pTab->nMark == 0) {
+      colvecBatchTruncate(pB, 0);
+      pTab->nFlushed = 0;
+    }
+  }
+  return rc;
+}
+
+/* Flushes and compacts; see colvecInt.h. */
+int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
+  sqlite3_int64 nDelta = 0;
+  int rc = colvecWriteFlush(pTab, pzErr);
+  if (rc == SQLITE_OK) rc = colvecStorageDeltaCount(pTab->pStorage, &nDelta);
+  if (rc == SQLITE_OK &&
+      ((bAll && nDelta > 0) || nDelta > pTab->pConfig->nDeltaRows)) {
+    ColvecBatch batch;
+    ColvecSource src;
+    colvecBatchInit(&batch, pTab->pConfig);
+    rc = colvecStorageLoadDelta(pTab->pStorage, &batch, pzErr);
+    src.pBatch = &batch;
+    src.iFirst = 0;
+    src.pSeg = NULL;
+    if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
+    }
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageExec(
+          pTab->pStorage,
+          sqlite3_mprintf("DELETE FROM \"%w\".\"%w_delta\"",
+                          pTab->pConfig->zDb, pTab->pConfig->zName),
+          pzErr);
+    }
+    colvecBatchFree(&batch);
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, bAll, pzErr);
+    }
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
+    }
+  } else if (rc == SQLITE_OK && bAll) {
+    rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 1, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
+    }
+  }
+  return rc;
+}
+
+/*
+** Returns 1 when rowid iRowid is live anywhere (pending, delta, segment),
+** 0 when not, or a negative error code.
+*/
+static int writeRowExists(ColvecVtab *pTab, sqlite3_int64 iRowid,
+                          char **pzErr) {
+  int iSeg, rc;
+  int64_t iRow;
+  if (colvecBatchFind(&pTab->pending, iRowid) >= pTab->nFlushed) return 1;
+  rc = colvecStorageDeltaHas(pTab->pStorage, iRowid);
+  if (rc != 0) return rc;
+  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc != SQLITE_OK) return -rc;
+  return colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow);
+}
+
+/* Deletes a row wherever it lives; see colvecInt.h. */
+int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
+  const ColvecConfig *pC = pTab->pConfig;
+  int iSeg, rc, bDelta;
+  int64_t iRow;
+  rc = colvecWriteFlush(pTab, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
+  if (bDelta < 0) return -bDelta;
+  if (bDelta) return colvecStorageDelete(pTab->pStorage, iRowid);
+  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc == SQLITE_OK && colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow)) {
+    rc = colvecStorageExec(
+        pTab->pStorage,
+        sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
+                        pC->zDb, pC->zName,
+                        (long long)pTab->pSegs->apSeg[iSeg]->iSegid,
+                        (long long)iRowid),
+        pzErr);
+    colvecSegTableChanged(pTab->pSegs);
+  }
+  return rc;
+}
+
+/*
+** Computes a new rowid: one more than the largest anywhere. Returns
+** SQLITE_OK, or SQLITE_FULL when the largest is already the maximum.
+*/
+static int writeNewRowid(ColvecVtab *pTab, sqlite3_int64 *piRowid,
+                         char **pzErr) {
+  sqlite3_int64 iMax = INT64_MIN, iDelta;
+  int rc = colvecStorageDeltaMax(pTab->pStorage, &iDelta);
+  int i;
+  int64_t i64;
+  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  for (i64 = pTab->nFlushed; i64 < pTab->pending.nRow; i64++) {
+    if (pTab->pending.aRowid[i64] > iMax) iMax = pTab->pending.aRowid[i64];
+  }
+  if (iDelta > iMax) iMax = iDelta;
+  for (i = 0; i < pTab->pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pTab->pSegs->apSeg[i];
+    if (h->nRow > 0 && h->aRowid[h->nRow - 1] > iMax) {
+      iMax = h->aRowid[h->nRow - 1];
+    }
+  }
+  if (iMax == INT64_MAX) {
+    *pzErr = sqlite3_mprintf("colvec: no rowid left after %lld", iMax);
+    return SQLITE_FULL;
+  }
+  *piRowid = iMax == INT64_MIN ? 1 : iMax + 1;
+  return SQLITE_OK;
+}
+
+/* Inserts a row; see colvecInt.h. */
+int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
+                      ColvecConflict eConflict, sqlite3_int64 *piRowid,
+                      char **pzErr) {
+  sqlite3_int64 iRowid;
+  int rc = SQLITE_OK;
+  if (pRowid) {
+    int bExists;
+    iRowid = sqlite3_value_int64(pRowid);
+    bExists = writeRowExists(pTab, iRowid, pzErr);
+    if (bExists < 0) return -bExists;
+    if (bExists) {
+      if (eConflict == COLVEC_CONFLICT_IGNORE) {
+        *piRowid = iRowid;
+        return SQLITE_OK;
+      }
+      if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
+      rc = colvecWriteDelete(pTab, iRowid, pzErr);
+    }
+  } else {
+    rc = writeNewRowid(pTab, &iRowid, pzErr);
+  }
+  if (rc == SQLITE_OK) rc = colvecBatchAppend(&pTab->pending, iRowid, pTab->aCell);
+  if (rc == SQLITE_OK) {
+    *piRowid = iRowid;
+    if (pTab->pending.nByte > COLVEC_PENDING_MAX_BYTES) {
+      rc = colvecWriteFlush(pTab, pzErr);
+    }
+  }
+  return rc;
+}
+
+/* Updates a row; see colvecInt.h. */
+int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
+                      ColvecConflict eConflict, char **pzErr) {
+  const ColvecConfig *pC = pTab->pConfig;
+  int iSeg, rc, bDelta;
+  int64_t iRow;
+  rc = colvecWriteFlush(pTab, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  bDelta = colvecStorageDeltaHas(pTab->pStorage, iOld);
+  if (bDelta < 0) return -bDelta;
+  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (!bDelta) {
+    /* the row lives in a segment: move it into the delta first */
+    WriteSegRow ctx;
+    if (!colvecSegLocate(pTab->pSegs, iOld, &iSeg, &iRow)) return SQLITE_OK;
+    ctx.pSegs = pTab->pSegs;
+    ctx.h = pTab->pSegs->apSeg[iSeg];
+    ctx.iRow = iRow;
+    ctx.pzErr = pzErr;
+    rc = colvecStorageInsertWith(pTab->pStorage, iOld, writeBindSeg, &ctx);
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageExec(
+          pTab->pStorage,
+          sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
+                          pC->zDb, pC->zName, (long long)ctx.h->iSegid,
+                          (long long)iOld),
+          pzErr);
+      colvecSegTableChanged(pTab->pSegs);
+    }
+    if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  }
+  if (rc == SQLITE_OK && iNew != iOld &&
+      colvecSegLocate(pTab->pSegs, iNew, &iSeg, &iRow)) {
+    /* the new rowid is taken by a segment row */
+    if (eConflict == COLVEC_CONFLICT_IGNORE) return SQLITE_OK;
+    if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
+    rc = colvecWriteDelete(pTab, iNew, pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageUpdate(pTab->pStorage, iOld, iNew, pTab->aCell, eConflict);
+  }
+  return rc;
+}
+
+/* Integrity check; see colvecInt.h. */
+int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
+  const ColvecConfig *pC = pTab->pConfig;
+  ColvecSegTable *pSegs = pTab->pSegs;
+  int rc = colvecWriteFlush(pTab, pzErr);
+  int i;
+  if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
+  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
+  for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    ColvecErr err;
+    int64_t j;
+    err.zMsg[0] = 0;
+    if (colvecSegVerify(h->pSeg, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s",
+                               pC->zName, err.zMsg);
+      rc = COLVEC_CORRUPT_VTAB;
+      break;
+    }
+    for (j = 0; rc == SQLITE_OK && j < h->nTomb; j++) {
+      int64_t lo = 0, hi = h->nRow - 1, v = h->aTomb[j];
+      int bFound = 0;
+      while (lo <= hi && !bFound) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (h->aRowid[mid] == v) bFound = 1;
+        else if (h->aRowid[mid] < v) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      if (!bFound) {
+        *pzErr = sqlite3_mprintf(
+            "colvec: integrity-check: table %s: tombstone for rowid %lld names "
+            "segment %lld, which does not hold it",
+            pC->zName, (long long)v, (long long)h->iSegid);
+        rc = COLVEC_CORRUPT_VTAB;
+      }
+    }
+    /* a live rowid must not also be live in a later segment or the delta */
+    for (j = 0; rc == SQLITE_OK && j < h->nRow; j++) {
+      int64_t iRowid = h->aRowid[j], iRow;
+      int iSeg, bDelta;
+      if (colvecSegIsDead(h, iRowid)) continue;
+      bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
+      if (bDelta < 0) {
+        rc = -bDelta;
+      } else if (bDelta ||
+                 (colvecSegLocate(pSegs, iRowid, &iSeg, &iRow) && iSeg != i)) {
+        *pzErr = sqlite3_mprintf(
+            "colvec: integrity-check: table %s: rowid %lld is stored twice",
+            pC->zName, (long long)iRowid);
+        rc = COLVEC_CORRUPT_VTAB;
+      }
+    }
+  }
+  return rc;
+}
