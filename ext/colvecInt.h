@@ -16,7 +16,9 @@ SQLITE_EXTENSION_INIT3
 #include "colvec_distance.h"
 #include "colvec_filter.h"
 #include "colvec_os.h"
+#include "colvec_hnsw.h"
 #include "colvec_plan.h"
+#include "colvec_quant.h"
 #include "colvec_segfile.h"
 #include "colvec_topk.h"
 #include "colvec_vector.h"
@@ -26,6 +28,7 @@ SQLITE_EXTENSION_INIT3
 typedef struct ColvecColumn ColvecColumn;
 typedef struct ColvecConfig ColvecConfig;
 typedef struct ColvecStorage ColvecStorage;
+typedef struct ColvecKnnQuery ColvecKnnQuery;
 
 /*
 ** Debug builds turn SQLITE_CORRUPT_VTAB into a function call, so that a
@@ -59,6 +62,9 @@ struct ColvecColumn {
   int nByte;            /* vector: bytes per vector */
   ColvecMetric eMetric; /* vector: distance metric */
   ColvecAttr eAttr;     /* attribute: declared type */
+  int eQuant;           /* vector: quantize= (ColvecQuantType) */
+  int nM;               /* vector: m= HNSW links per node */
+  int nEfC;             /* vector: ef_construction= */
 };
 
 /* Hidden columns follow the user columns, in this order. */
@@ -83,6 +89,7 @@ struct ColvecConfig {
   int nDeltaRows;      /* delta_rows=N: compaction threshold */
   int eAccess;         /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
   int ePrefault;       /* prefault=none|willneed|populate */
+  int nBuildThread;    /* build_threads=N for HNSW builds */
 };
 
 /* Default of the delta_rows table option. */
@@ -223,6 +230,8 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 ** opened (mapped) and re-reads the manifest only when the database changed.
 */
 
+typedef struct ColvecSegIndex ColvecSegIndex;
+
 /* One open, live segment. */
 typedef struct ColvecSegHandle ColvecSegHandle;
 struct ColvecSegHandle {
@@ -239,6 +248,7 @@ struct ColvecSegHandle {
   int64_t nTomb;           /* entries in aTomb */
   int64_t nTombAlloc;      /* allocated entries of aTomb */
   int nRef;                /* holders: the live set and open cursors */
+  ColvecSegIndex **apIndex; /* per user column: opened index, or NULL */
 };
 
 /* The segments of one table as this connection sees them. */
@@ -376,6 +386,63 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_index.c (per-segment ANN index)
+**
+** Each vector column of a segment may carry, as sections of the file:
+**   COLVEC_SEG_QUANT  the trained quantizer (colvec_quant.c, serialised)
+**   COLVEC_SEG_CODES  one fixed-size code per row
+**   COLVEC_SEG_GRAPH  an HNSW graph over the rows (colvec_hnsw.c)
+** The graph is built with float32 distances when the segment has at least
+** COLVEC_INDEX_MIN_ROWS rows; searches traverse it on the codes (or on the
+** float32 vectors with quantize=none), and the oversampled candidates are
+** rescored with the float32 vectors.
+*/
+
+/* Section kinds beyond those of colvec_segfile.h. */
+#define COLVEC_SEG_QUANT 9 /* serialised quantizer of a vector column */
+
+/* Segments smaller than this are searched exactly (no graph). */
+#define COLVEC_INDEX_MIN_ROWS 2048
+
+/* Scratch reused by every search of one table (no allocation per query). */
+typedef struct ColvecIndexScratch ColvecIndexScratch;
+struct ColvecIndexScratch {
+  ColvecHnswSearch *pSearch; /* HNSW visited tags and heaps */
+  ColvecQuantQuery qq;       /* prepared quantized query */
+  uint32_t *aNode;           /* candidate nodes */
+  float *aDist;              /* candidate estimated distances */
+  int nCand;                 /* capacity of aNode / aDist */
+  const void **apVec;        /* rescoring: vector pointers of a batch */
+  void *pBuf;                /* access=file: one vector */
+};
+
+/* Frees the scratch's buffers (the struct itself is the caller's). */
+void colvecIndexScratchFree(ColvecIndexScratch *p);
+
+/* Frees an opened index (NULL allowed). */
+void colvecIndexFree(ColvecSegIndex *p);
+
+/*
+** Writes the quantizer, codes and graph sections of vector column iCol for
+** nRow vectors held contiguously at aVec (float32, row order) with rowids
+** aRowid. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
+                     const float *aVec, int64_t nRow, const int64_t *aRowid,
+                     char **pzErr);
+
+/*
+** Offers to pTopk the best rows of segment h for query q: an HNSW search
+** with oversampling and rescoring when the segment has a graph and the
+** filter (aBits, nPass rows passing; aBits NULL when there is no filter) is
+** not selective, else an exact scan of the passing rows.
+*/
+int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                      ColvecIndexScratch *pScratch, const ColvecKnnQuery *q,
+                      const uint8_t *aBits, int64_t nPass, ColvecTopk *pTopk,
+                      char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_scan.c (filters over segments)
@@ -535,7 +602,6 @@ int colvecStorageCheck(ColvecStorage *p, char **pzErr);
 */
 
 /* Parameters of one KNN query, from MATCH and the hidden columns. */
-typedef struct ColvecKnnQuery ColvecKnnQuery;
 struct ColvecKnnQuery {
   int iCol;            /* vector column searched */
   const void *pVec;    /* query vector in the column's binary form */
@@ -581,6 +647,7 @@ struct ColvecVtab {
   int nMark;               /* open savepoints with a mark */
   unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;       /* one cell per user column (xUpdate) */
+  ColvecIndexScratch scratch; /* buffers reused by every KNN search */
 };
 
 /* Pending rows beyond this many bytes are written out at once. */

@@ -214,15 +214,35 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   return rc;
 }
 
-/* Appends the vectors of vector column iCol in row order. */
+/*
+** Appends the vectors of vector column iCol in row order, then the
+** column's index sections (quantizer, codes, graph), built from a
+** contiguous copy of the float32 vectors.
+*/
 static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                const ColvecSource *aSrc, const CompactRow *aRow,
                                int64_t nRow, int iCol, void *pBuf,
                                char **pzErr) {
-  const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumn *pCol = &pC->aCol[iCol];
+  int bIndex = pCol->eElem == COLVEC_ELEM_F32 &&
+               (pCol->eQuant != COLVEC_QUANT_NONE ||
+                nRow >= COLVEC_INDEX_MIN_ROWS);
+  uint8_t *aAll = NULL;
+  int64_t *aRowid = NULL;
   int64_t i;
-  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
-                                (uint32_t)pCol->nByte, 0);
+  int rc;
+  if (bIndex) {
+    aAll = sqlite3_malloc64((sqlite3_uint64)nRow * (sqlite3_uint64)pCol->nByte);
+    aRowid = sqlite3_malloc64((sqlite3_uint64)nRow * 8);
+    if (aAll == NULL || aRowid == NULL) {
+      sqlite3_free(aAll);
+      sqlite3_free(aRowid);
+      return SQLITE_NOMEM;
+    }
+  }
+  rc = colvecSegWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
+                            (uint32_t)pCol->nByte, 0);
   for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
     const ColvecSource *pSrc = &aSrc[aRow[i].iSrc];
     const void *pVec;
@@ -230,11 +250,25 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
       pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
     } else {
       pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr);
-      if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+      if (pVec == NULL) {
+        rc = COLVEC_CORRUPT_VTAB;
+        break;
+      }
+    }
+    if (aAll) {
+      memcpy(aAll + i * pCol->nByte, pVec, (size_t)pCol->nByte);
+      aRowid[i] = aRow[i].iRowid;
     }
     rc = colvecSegWriterAppend(pW, pVec, pCol->nByte);
   }
-  return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
+  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  if (rc == COLVEC_OK && aAll) {
+    rc = colvecIndexWrite(pW, pC, iCol, (const float *)aAll, nRow, aRowid,
+                          pzErr);
+  }
+  sqlite3_free(aAll);
+  sqlite3_free(aRowid);
+  return rc;
 }
 
 /* Reads the header checksum of finished segment file zPath into *pCksum. */

@@ -11,17 +11,21 @@
 ** types: float[N] (alias float32[N]), int8[N], bit[N] (N a multiple of 8).
 ** Attribute types: integer (int, boolean), real (float, double), text,
 ** blob. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
-** default, hamming for bit vectors).
+** default, hamming for bit vectors), quantize=none|int8|int4|bit (codes the
+** HNSW search runs on; int8 by default for float vectors), m=N (HNSW links
+** per node, 16) and ef_construction=N (200).
 **
 ** An argument that is a single key=value token is a table option:
 **   delta_rows=N                  rows kept in the delta before compaction
 **   access=mmap|file              how segment files are read
 **   prefault=none|willneed|populate  what to do when a segment is opened
+**   build_threads=N               threads for HNSW builds (default: cores)
 */
 #include "colvecInt.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Names that user columns may not take (besides the table's own name). */
 static const char *const configReserved[] = {
@@ -36,6 +40,13 @@ static const char *const configMetricNames[] = {"l2", "cosine", "dot",
 const char *colvecMetricName(ColvecMetric eMetric) {
   if ((int)eMetric < 0 || (int)eMetric > 3) return "?";
   return configMetricNames[eMetric];
+}
+
+/* Number of online processors (1 when unknown, at most 64). */
+static int configCpuCount(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) return 1;
+  return n > COLVEC_HNSW_MAX_THREAD ? COLVEC_HNSW_MAX_THREAD : (int)n;
 }
 
 /* Frees a config and everything it owns (NULL allowed). */
@@ -234,6 +245,10 @@ static int configParseVectorType(const char *zType, ColvecColumn *pCol,
     return 1;
   }
   pCol->nByte = (int)colvecVectorBytes(pCol->eElem, pCol->nDim);
+  pCol->eQuant =
+      pCol->eElem == COLVEC_ELEM_F32 ? COLVEC_QUANT_INT8 : COLVEC_QUANT_NONE;
+  pCol->nM = COLVEC_HNSW_DEFAULT_M;
+  pCol->nEfC = COLVEC_HNSW_DEFAULT_EFC;
   pCol->eMetric = pCol->eElem == COLVEC_ELEM_BIT ? COLVEC_METRIC_HAMMING
                                                  : COLVEC_METRIC_L2;
   return 1;
@@ -297,6 +312,45 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
     pCol->eMetric = (ColvecMetric)e;
     return SQLITE_OK;
   }
+  if (zEq && nKey == 8 && sqlite3_strnicmp(zOpt, "quantize", 8) == 0) {
+    static const char *const azQuant[] = {"none", "int8", "int4", "bit"};
+    int e;
+    for (e = 0; e < 4; e++) {
+      if (sqlite3_stricmp(zVal, azQuant[e]) == 0) break;
+    }
+    if (e == 4) {
+      *pzErr = sqlite3_mprintf("colvec: column %s: unknown quantize '%s' "
+                               "(expected none, int8, int4 or bit)",
+                               pCol->zName, zVal);
+      return SQLITE_ERROR;
+    }
+    if (e != COLVEC_QUANT_NONE && pCol->eElem != COLVEC_ELEM_F32) {
+      *pzErr = sqlite3_mprintf("colvec: column %s: quantize=%s applies only "
+                               "to float vectors",
+                               pCol->zName, zVal);
+      return SQLITE_ERROR;
+    }
+    pCol->eQuant = e;
+    return SQLITE_OK;
+  }
+  if (zEq && ((nKey == 1 && sqlite3_strnicmp(zOpt, "m", 1) == 0) ||
+              (nKey == 15 && sqlite3_strnicmp(zOpt, "ef_construction", 15) == 0))) {
+    int bM = nKey == 1;
+    int iMax = bM ? COLVEC_HNSW_MAX_M : COLVEC_HNSW_MAX_EFC;
+    long long n = 0;
+    const char *z;
+    for (z = zVal; *z >= '0' && *z <= '9' && n <= iMax; z++) n = n * 10 + (*z - '0');
+    if (z == zVal || *z || n < (bM ? 2 : 1) || n > iMax) {
+      *pzErr = sqlite3_mprintf("colvec: column %s: %s must be an integer "
+                               "between %d and %d, got '%s'",
+                               pCol->zName, bM ? "m" : "ef_construction",
+                               bM ? 2 : 1, iMax, zVal);
+      return SQLITE_ERROR;
+    }
+    if (bM) pCol->nM = (int)n;
+    else pCol->nEfC = (int)n;
+    return SQLITE_OK;
+  }
   *pzErr = sqlite3_mprintf("colvec: column %s: unknown option '%s'",
                            pCol->zName, zOpt);
   return SQLITE_ERROR;
@@ -356,6 +410,19 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
       return SQLITE_ERROR;
     }
     p->nDeltaRows = (int)n;
+    return SQLITE_OK;
+  }
+  if (nKey == 13 && sqlite3_strnicmp(zOpt, "build_threads", 13) == 0) {
+    long long n = 0;
+    const char *z;
+    for (z = zVal; *z >= '0' && *z <= '9' && n <= 64; z++) n = n * 10 + (*z - '0');
+    if (z == zVal || *z || n < 1 || n > COLVEC_HNSW_MAX_THREAD) {
+      *pzErr = sqlite3_mprintf("colvec: build_threads must be an integer "
+                               "between 1 and %d, got '%s'",
+                               COLVEC_HNSW_MAX_THREAD, zVal);
+      return SQLITE_ERROR;
+    }
+    p->nBuildThread = (int)n;
     return SQLITE_OK;
   }
   if (nKey == 6 && sqlite3_strnicmp(zOpt, "access", 6) == 0) {
@@ -443,6 +510,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->nDeltaRows = COLVEC_DEFAULT_DELTA_ROWS;
+  p->nBuildThread = configCpuCount();
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if (argc - 3 > COLVEC_MAX_COLUMNS) {

@@ -298,6 +298,15 @@ static int cursorScanSettle(ColvecCursor *pCur) {
   }
 }
 
+/* Returns non-zero when the plan has filter arguments. */
+static int cursorHasFilter(const ColvecPlan *pPlan) {
+  int i;
+  for (i = 0; i < pPlan->nArg; i++) {
+    if (pPlan->aArg[i].eOp >= COLVEC_OP_EQ) return 1;
+  }
+  return 0;
+}
+
 /*
 ** Runs a KNN search: the segments, then the delta, into pCur->topk.
 */
@@ -309,11 +318,17 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
-    uint8_t *aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
-    if (aBits == NULL) return SQLITE_NOMEM;
-    rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+    uint8_t *aBits = NULL;
+    int64_t nPass = h->nRow;
+    if (h->nTomb > 0 || cursorHasFilter(pPlan)) {
+      aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
+      if (aBits == NULL) return SQLITE_NOMEM;
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+      nPass = colvecBitmapCount(aBits, h->nRow);
+    }
     if (rc == SQLITE_OK) {
-      rc = colvecKnnSegmentExact(pSegs, h, &pCur->q, aBits, &pCur->topk, pzErr);
+      rc = colvecIndexSearch(pSegs, h, &pTab->scratch, &pCur->q, aBits, nPass,
+                             &pCur->topk, pzErr);
     }
     sqlite3_free(aBits);
   }

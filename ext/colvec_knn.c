@@ -76,11 +76,13 @@ int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
   }
   for (i = 0; i < h->nRow; i++) {
     const void *pVec;
-    if (aBits[i >> 3] == 0) {
-      i |= 7;
-      continue;
+    if (aBits) {
+      if (aBits[i >> 3] == 0) {
+        i |= 7;
+        continue;
+      }
+      if (!((aBits[i >> 3] >> (i & 7)) & 1)) continue;
     }
-    if (!((aBits[i >> 3] >> (i & 7)) & 1)) continue;
     pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
     if (pVec == NULL) {
       rc = COLVEC_CORRUPT_VTAB;

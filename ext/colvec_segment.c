@@ -26,6 +26,10 @@ static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
     sqlite3_free(h->abView);
     sqlite3_free(h->aRowidOwned);
     sqlite3_free(h->aTomb);
+    if (h->apIndex) {
+      for (i = 0; i < pC->nCol; i++) colvecIndexFree(h->apIndex[i]);
+    }
+    sqlite3_free(h->apIndex);
     colvecSegClose(h->pSeg);
     sqlite3_free(h);
   }

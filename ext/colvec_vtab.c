@@ -34,6 +34,7 @@
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {
     colvecBatchFree(&pTab->pending);
+    colvecIndexScratchFree(&pTab->scratch);
     sqlite3_free(pTab->aMark);
     colvecSegTableClose(pTab->pSegs);
     colvecStorageClose(pTab->pStorage);

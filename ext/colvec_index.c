@@ -1,0 +1,466 @@
+/*
+** colvec_index.c — the approximate-nearest-neighbour index of a segment's
+** vector column: writing it at compaction (quantizer, codes, HNSW graph),
+** opening it, and searching it with oversampling and float32 rescoring.
+** See colvecInt.h for the sections and the search policy.
+*/
+#include "colvecInt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* An opened index of one vector column of one segment. */
+struct ColvecSegIndex {
+  ColvecQuant *pQuant;     /* quantizer, or NULL: traverse on float32 */
+  const uint8_t *aCode;    /* codes, nCodeBytes per row */
+  int nCodeBytes;          /* bytes per code */
+  void *pCodeOwned;        /* access=file: codes read into memory */
+  ColvecHnsw *pGraph;      /* HNSW graph, or NULL: exact scans only */
+  void *pGraphOwned;       /* access=file: graph bytes read into memory */
+  const uint8_t *aVecBase; /* float32 vectors in the mapping, or NULL */
+};
+
+/* Filtered searches with at most this many passing rows scan exactly. */
+#define INDEX_EXACT_MAX_ROWS 20000
+
+/* Smallest beam width of a search. */
+#define INDEX_MIN_EF 64
+
+/* Frees an opened index. */
+void colvecIndexFree(ColvecSegIndex *p) {
+  if (p) {
+    colvecQuantFree(p->pQuant);
+    colvecHnswFree(p->pGraph);
+    sqlite3_free(p->pCodeOwned);
+    sqlite3_free(p->pGraphOwned);
+    sqlite3_free(p);
+  }
+}
+
+/* Frees the scratch buffers. */
+void colvecIndexScratchFree(ColvecIndexScratch *p) {
+  colvecHnswSearchFree(p->pSearch);
+  colvecQuantQueryClear(&p->qq);
+  sqlite3_free(p->aNode);
+  sqlite3_free(p->aDist);
+  sqlite3_free(p->apVec);
+  sqlite3_free(p->pBuf);
+  memset(p, 0, sizeof(*p));
+}
+
+/* Build context: the contiguous float32 vectors of the new segment. */
+typedef struct IndexBuild IndexBuild;
+struct IndexBuild {
+  const float *aVec;     /* nRow x nDim floats */
+  int nDim;              /* dimensions */
+  ColvecMetric eMetric;  /* metric */
+  const ColvecKernels *pK; /* kernels */
+};
+
+/*
+** Exact distance between nodes a and b while building (thread-safe). l2 is
+** left squared: the graph only compares distances.
+*/
+static float indexBuildDist(void *pCtx, uint32_t a, uint32_t b) {
+  const IndexBuild *p = (const IndexBuild *)pCtx;
+  const float *x = p->aVec + (size_t)a * p->nDim;
+  const float *y = p->aVec + (size_t)b * p->nDim;
+  switch (p->eMetric) {
+  case COLVEC_METRIC_L2:
+    return p->pK->xL2sqF32(x, y, p->nDim);
+  case COLVEC_METRIC_DOT:
+    return -p->pK->xDotF32(x, y, p->nDim);
+  default:
+    return (float)colvecDistance(p->pK, p->eMetric, COLVEC_ELEM_F32, x, y,
+                                 p->nDim);
+  }
+}
+
+/* Appends one section of n bytes. */
+static int indexSection(ColvecSegWriter *pW, uint32_t eKind, int iCol,
+                        uint32_t nElem, const void *a, int64_t n) {
+  int rc = colvecSegWriterBegin(pW, eKind, (uint32_t)iCol, nElem, 0);
+  if (rc == COLVEC_OK && n > 0) rc = colvecSegWriterAppend(pW, a, n);
+  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  return rc;
+}
+
+/* Writes the index sections of one column; see colvecInt.h. */
+int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
+                     const float *aVec, int64_t nRow, const int64_t *aRowid,
+                     char **pzErr) {
+  const ColvecColumn *pCol = &pC->aCol[iCol];
+  ColvecQuant *pQuant = NULL;
+  ColvecHnsw *pGraph = NULL;
+  uint8_t *aBuf = NULL;
+  int rc = COLVEC_OK;
+  if (pCol->eElem != COLVEC_ELEM_F32 || nRow == 0) return SQLITE_OK;
+  if (pCol->eQuant != COLVEC_QUANT_NONE) {
+    int64_t nCode;
+    rc = colvecQuantTrain((ColvecQuantType)pCol->eQuant, pCol->eMetric,
+                          pCol->nDim, aVec, nRow, pCol->nDim, &pQuant);
+    if (rc == COLVEC_OK) {
+      int64_t nSer = colvecQuantSerializedBytes(pQuant);
+      nCode = colvecQuantCodeBytes(pQuant);
+      aBuf = sqlite3_malloc64((sqlite3_uint64)(nSer > nCode * nRow ? nSer : nCode * nRow) + 8);
+      if (aBuf == NULL) {
+        rc = COLVEC_NOMEM;
+      } else {
+        colvecQuantSerialize(pQuant, aBuf);
+        rc = indexSection(pW, COLVEC_SEG_QUANT, iCol, 0, aBuf, nSer);
+      }
+      if (rc == COLVEC_OK) {
+        rc = colvecQuantEncodeBatch(pQuant, aVec, nRow, pCol->nDim, aBuf);
+      }
+      if (rc == COLVEC_OK) {
+        rc = indexSection(pW, COLVEC_SEG_CODES, iCol, (uint32_t)nCode, aBuf,
+                          nCode * nRow);
+      }
+    }
+    sqlite3_free(aBuf);
+    aBuf = NULL;
+  }
+  if (rc == COLVEC_OK && nRow >= COLVEC_INDEX_MIN_ROWS) {
+    ColvecHnswConfig cfg;
+    IndexBuild ctx;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.nM = pCol->nM;
+    cfg.nEfC = pCol->nEfC;
+    cfg.nBatch = COLVEC_HNSW_DEFAULT_BATCH;
+    cfg.nThread = pC->nBuildThread;
+    ctx.aVec = aVec;
+    ctx.nDim = pCol->nDim;
+    ctx.eMetric = pCol->eMetric;
+    ctx.pK = colvecKernelsBest();
+    rc = colvecHnswBuild(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
+                         indexBuildDist, &ctx, &pGraph);
+    if (rc == COLVEC_OK) {
+      int64_t nSer = colvecHnswSerializedSize(pGraph);
+      aBuf = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
+      if (aBuf == NULL) {
+        rc = COLVEC_NOMEM;
+      } else {
+        rc = colvecHnswSerialize(pGraph, aBuf, (size_t)nSer);
+      }
+      if (rc == COLVEC_OK) {
+        rc = indexSection(pW, COLVEC_SEG_GRAPH, iCol, 4, aBuf, nSer);
+      }
+    }
+  }
+  colvecQuantFree(pQuant);
+  colvecHnswFree(pGraph);
+  sqlite3_free(aBuf);
+  if (rc != COLVEC_OK && *pzErr == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: building the index of %s failed (%s)",
+                             pCol->zName,
+                             rc == COLVEC_NOMEM ? "out of memory" : "error");
+  }
+  return rc == COLVEC_NOMEM ? SQLITE_NOMEM : rc;
+}
+
+/*
+** Returns the bytes of section (eKind, iCol) of h, mapped or read into
+** *ppOwned; NULL when the section is absent (*pnByte = 0) or on error
+** (*pzErr set).
+*/
+static const uint8_t *indexBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
+                                 void **ppOwned, int64_t *pnByte,
+                                 char **pzErr) {
+  const ColvecSegSection *pSec = colvecSegFind(h->pSeg, eKind, (uint32_t)iCol);
+  const void *p;
+  ColvecErr err;
+  *pnByte = 0;
+  if (pSec == NULL) return NULL;
+  *pnByte = pSec->nByte;
+  p = colvecSegData(h->pSeg, pSec);
+  if (p) return (const uint8_t *)p;
+  *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
+  if (*ppOwned == NULL) return NULL;
+  err.zMsg[0] = 0;
+  if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
+      COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    return NULL;
+  }
+  return (const uint8_t *)*ppOwned;
+}
+
+/*
+** Opens (once per segment and column) the index of column iCol of h.
+** Returns SQLITE_OK with *pp set, or COLVEC_CORRUPT_VTAB / SQLITE_NOMEM.
+*/
+static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
+                     ColvecSegIndex **pp, char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumn *pCol = &pC->aCol[iCol];
+  ColvecSegIndex *p;
+  const uint8_t *a;
+  int64_t n = 0;
+  int rc = SQLITE_OK;
+  if (h->apIndex == NULL) {
+    h->apIndex = sqlite3_malloc64(sizeof(ColvecSegIndex *) * (sqlite3_uint64)pC->nCol);
+    if (h->apIndex == NULL) return SQLITE_NOMEM;
+    memset(h->apIndex, 0, sizeof(ColvecSegIndex *) * (size_t)pC->nCol);
+  }
+  if (h->apIndex[iCol]) {
+    *pp = h->apIndex[iCol];
+    return SQLITE_OK;
+  }
+  p = sqlite3_malloc(sizeof(ColvecSegIndex));
+  if (p == NULL) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->aVecBase = colvecSegVectorBase(h, iCol);
+  a = indexBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
+  if (a) {
+    void *pTmp = p->pCodeOwned;
+    p->pCodeOwned = NULL;
+    if (colvecQuantDeserialize(a, n, &p->pQuant) != COLVEC_OK ||
+        colvecQuantDim(p->pQuant) != pCol->nDim) {
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+    sqlite3_free(pTmp);
+    if (rc == SQLITE_OK) {
+      p->nCodeBytes = colvecQuantCodeBytes(p->pQuant);
+      p->aCode = indexBytes(h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
+      if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
+        rc = COLVEC_CORRUPT_VTAB;
+      }
+    }
+  } else if (*pzErr) {
+    rc = SQLITE_IOERR;
+  }
+  if (rc == SQLITE_OK) {
+    a = indexBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
+    if (a) {
+      if (colvecHnswOpen(a, (size_t)n, COLVEC_HNSW_OPEN_LAZY, &p->pGraph) !=
+              COLVEC_OK ||
+          colvecHnswNodeCount(p->pGraph) != (uint32_t)h->nRow) {
+        rc = COLVEC_CORRUPT_VTAB;
+      }
+    } else if (*pzErr) {
+      rc = SQLITE_IOERR;
+    }
+  }
+  if (rc != SQLITE_OK) {
+    if (*pzErr == NULL) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: segment %lld of table %s has a damaged index for %s",
+          (long long)h->iSegid, pC->zName, pCol->zName);
+    }
+    colvecIndexFree(p);
+    return rc == SQLITE_IOERR ? rc : COLVEC_CORRUPT_VTAB;
+  }
+  h->apIndex[iCol] = p;
+  *pp = p;
+  return SQLITE_OK;
+}
+
+/* Search context handed to the HNSW callbacks. */
+typedef struct IndexQuery IndexQuery;
+struct IndexQuery {
+  const ColvecSegIndex *pIdx;  /* the index */
+  const ColvecQuantQuery *pqq; /* prepared quantized query (pQuant set) */
+  const uint8_t *aBits;        /* filter bitmap, or NULL */
+  const void *pQuery;          /* float32 query */
+  const ColvecColumn *pCol;    /* searched column */
+  const ColvecKernels *pK;     /* kernels */
+  ColvecSegHandle *h;          /* segment (float reads in access=file) */
+  int iCol;                    /* column index */
+  void *pBuf;                  /* access=file: one vector */
+};
+
+/* Query-to-node distance: on the codes, or on the float32 vector. */
+static float indexQueryDist(void *pCtx, uint32_t iNode) {
+  IndexQuery *p = (IndexQuery *)pCtx;
+  const void *pVec;
+  char *zErr = NULL;
+  if (p->pIdx->pQuant) {
+    return colvecQuantDistance(p->pqq,
+                               p->pIdx->aCode + (size_t)iNode * p->pIdx->nCodeBytes);
+  }
+  if (p->pIdx->aVecBase) {
+    pVec = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
+  } else {
+    pVec = colvecSegVector(p->h, p->pCol, p->iCol, iNode, p->pBuf, &zErr);
+    if (pVec == NULL) {
+      sqlite3_free(zErr);
+      return INFINITY;
+    }
+  }
+  return (float)colvecDistance(p->pK, p->pCol->eMetric, p->pCol->eElem,
+                               p->pQuery, pVec, p->pCol->nDim);
+}
+
+/* Prefetches what indexQueryDist will read for iNode. */
+static void indexPrefetch(void *pCtx, uint32_t iNode) {
+  IndexQuery *p = (IndexQuery *)pCtx;
+  const uint8_t *a;
+  if (p->pIdx->pQuant) {
+    a = p->pIdx->aCode + (size_t)iNode * p->pIdx->nCodeBytes;
+  } else if (p->pIdx->aVecBase) {
+    a = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
+  } else {
+    return;
+  }
+  __builtin_prefetch(a);
+  __builtin_prefetch(a + 64);
+}
+
+/* Filter: only rows set in the bitmap may be returned. */
+static int indexAccept(void *pCtx, uint32_t iNode) {
+  const IndexQuery *p = (const IndexQuery *)pCtx;
+  return (p->aBits[iNode >> 3] >> (iNode & 7)) & 1;
+}
+
+/* qsort comparator for candidate node ids. */
+static int indexNodeCmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** Makes room for nCand candidates in the scratch. Returns SQLITE_OK or
+** SQLITE_NOMEM.
+*/
+static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
+  if (s->pSearch == NULL && colvecHnswSearchNew(&s->pSearch) != COLVEC_OK) {
+    return SQLITE_NOMEM;
+  }
+  if (nCand > s->nCand) {
+    uint32_t *aNode = sqlite3_realloc64(s->aNode, sizeof(uint32_t) * (sqlite3_uint64)nCand);
+    float *aDist;
+    const void **apVec;
+    if (aNode == NULL) return SQLITE_NOMEM;
+    s->aNode = aNode;
+    aDist = sqlite3_realloc64(s->aDist, sizeof(float) * (sqlite3_uint64)nCand);
+    if (aDist == NULL) return SQLITE_NOMEM;
+    s->aDist = aDist;
+    apVec = sqlite3_realloc64((void *)s->apVec, sizeof(void *) * (sqlite3_uint64)nCand);
+    if (apVec == NULL) return SQLITE_NOMEM;
+    s->apVec = apVec;
+    s->nCand = nCand;
+  }
+  if (s->pBuf == NULL) {
+    s->pBuf = sqlite3_malloc(nByte > 0 ? nByte : 8);
+    if (s->pBuf == NULL) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Rescores nOut candidates with their float32 vectors, in row order, with
+** the vectors of the whole batch asked for before any is read (one
+** MADV_WILLNEED each when the file is mapped without prefault), and offers
+** them to pTopk.
+*/
+static int indexRescore(ColvecSegHandle *h, const ColvecSegIndex *pIdx,
+                        ColvecIndexScratch *s, const ColvecKnnQuery *q,
+                        const ColvecColumn *pCol, int ePrefault, int nOut,
+                        ColvecTopk *pTopk, char **pzErr) {
+  const ColvecKernels *pK = colvecKernelsBest();
+  int i;
+  qsort(s->aNode, (size_t)nOut, sizeof(uint32_t), indexNodeCmp);
+  if (pIdx->aVecBase) {
+    for (i = 0; i < nOut; i++) {
+      s->apVec[i] = pIdx->aVecBase + (size_t)s->aNode[i] * pCol->nByte;
+    }
+    if (ePrefault == COLVEC_PREFAULT_NONE) {
+      long nPage = 4096;
+      for (i = 0; i < nOut; i++) {
+        uintptr_t a = (uintptr_t)s->apVec[i] & ~(uintptr_t)(nPage - 1);
+        uintptr_t b = (uintptr_t)s->apVec[i] + (uintptr_t)pCol->nByte;
+        madvise((void *)a, b - a, MADV_WILLNEED);
+      }
+    }
+    for (i = 0; i < nOut; i++) {
+      if (i + 4 < nOut) {
+        __builtin_prefetch(s->apVec[i + 4]);
+        __builtin_prefetch((const uint8_t *)s->apVec[i + 4] + 64);
+      }
+      colvecTopkPush(pTopk,
+                     colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
+                                    s->apVec[i], pCol->nDim),
+                     h->aRowid[s->aNode[i]]);
+    }
+    return SQLITE_OK;
+  }
+  for (i = 0; i < nOut; i++) {
+    const void *pVec = colvecSegVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr);
+    if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+    colvecTopkPush(pTopk,
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
+                                  pCol->nDim),
+                   h->aRowid[s->aNode[i]]);
+  }
+  return SQLITE_OK;
+}
+
+/* Searches one segment; see colvecInt.h. */
+int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                      ColvecIndexScratch *s, const ColvecKnnQuery *q,
+                      const uint8_t *aBits, int64_t nPass, ColvecTopk *pTopk,
+                      char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumn *pCol = &pC->aCol[q->iCol];
+  ColvecSegIndex *pIdx = NULL;
+  ColvecHnswQuery hq;
+  IndexQuery ctx;
+  int64_t nWant;
+  int nEf, nOut = 0, rc;
+
+  if (nPass == 0) return SQLITE_OK;
+  rc = indexOpen(pSegs, h, q->iCol, &pIdx, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (pIdx->pGraph == NULL ||
+      (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow))) {
+    return colvecKnnSegmentExact(pSegs, h, q, aBits, pTopk, pzErr);
+  }
+  nWant = (int64_t)ceil(q->k * q->rOversample);
+  if (nWant < q->k) nWant = q->k;
+  if (nWant > h->nRow) nWant = h->nRow;
+  nEf = q->ef > 0 ? q->ef : INDEX_MIN_EF;
+  if (nEf < nWant) nEf = (int)nWant;
+  rc = indexReserve(s, nEf, pCol->nByte);
+  if (rc == SQLITE_OK &&
+      colvecHnswSearchReserve(s->pSearch, (uint32_t)h->nRow, nEf) != COLVEC_OK) {
+    rc = SQLITE_NOMEM;
+  }
+  if (rc == SQLITE_OK && pIdx->pQuant &&
+      colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
+          COLVEC_OK) {
+    rc = SQLITE_NOMEM;
+  }
+  if (rc != SQLITE_OK) return rc;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.pIdx = pIdx;
+  ctx.pqq = &s->qq;
+  ctx.aBits = aBits;
+  ctx.pQuery = q->pVec;
+  ctx.pCol = pCol;
+  ctx.pK = colvecKernelsBest();
+  ctx.h = h;
+  ctx.iCol = q->iCol;
+  ctx.pBuf = s->pBuf;
+  hq.xDist = indexQueryDist;
+  hq.xPrefetch = indexPrefetch;
+  hq.xAccept = aBits ? indexAccept : NULL;
+  hq.pCtx = &ctx;
+  rc = colvecHnswSearch(pIdx->pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
+                        s->aDist, &nOut);
+  if (rc != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: damaged graph",
+                             (long long)h->iSegid, pC->zName);
+    return rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
+  }
+  if (!q->bRescore || pIdx->pQuant == NULL) {
+    /* estimated distances as they are (exact when traversing float32) */
+    int i;
+    for (i = 0; i < nOut; i++) {
+      colvecTopkPush(pTopk, s->aDist[i], h->aRowid[s->aNode[i]]);
+    }
+    return SQLITE_OK;
+  }
+  return indexRescore(h, pIdx, s, q, pCol, pC->ePrefault, nOut, pTopk, pzErr);
+}
