@@ -261,6 +261,7 @@ struct ColvecSegTable {
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
+  sqlite3_stmt *pVersion;      /* cached "PRAGMA data_version" */
   int64_t iLocalGen;           /* colvecSegTableChanged() count seen */
   int64_t iLocalGenNow;        /* bumped by this connection's writes */
   int bValid;                  /* the cached set has been loaded */

@@ -96,6 +96,7 @@ void colvecSegTableClose(ColvecSegTable *p) {
     int i;
     for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
+    sqlite3_finalize(p->pVersion);
     if (p->bTempDir && p->zDir) colvecOsRemoveTree(p->zDir, NULL);
     sqlite3_free(p->zDir);
     sqlite3_free(p);
@@ -187,17 +188,19 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
 ** Returns PRAGMA data_version of the table's schema in *piVersion.
 */
 static int segDataVersion(ColvecSegTable *p, sqlite3_int64 *piVersion) {
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".data_version", p->pConfig->zDb);
-  int rc;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    *piVersion = sqlite3_column_int64(pStmt, 0);
+  int rc = SQLITE_OK;
+  if (p->pVersion == NULL) {
+    char *zSql = sqlite3_mprintf("PRAGMA \"%w\".data_version", p->pConfig->zDb);
+    if (zSql == NULL) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v3(p->db, zSql, -1, SQLITE_PREPARE_PERSISTENT,
+                            &p->pVersion, NULL);
+    sqlite3_free(zSql);
+    if (rc != SQLITE_OK) return rc;
   }
-  if (pStmt) rc = sqlite3_finalize(pStmt);
-  return rc;
+  if (sqlite3_step(p->pVersion) == SQLITE_ROW) {
+    *piVersion = sqlite3_column_int64(p->pVersion, 0);
+  }
+  return sqlite3_reset(p->pVersion);
 }
 
 /*
