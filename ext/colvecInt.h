@@ -65,6 +65,7 @@ struct ColvecColumn {
   int eQuant;           /* vector: quantize= (ColvecQuantType) */
   int nM;               /* vector: m= HNSW links per node */
   int nEfC;             /* vector: ef_construction= */
+  int bNoIndex;         /* vector: index=none (exact search only) */
 };
 
 /* Hidden columns follow the user columns, in this order. */

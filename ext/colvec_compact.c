@@ -227,7 +227,7 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   const ColvecColumn *pCol = &pC->aCol[iCol];
   int bIndex = pCol->eElem == COLVEC_ELEM_F32 &&
                (pCol->eQuant != COLVEC_QUANT_NONE ||
-                nRow >= COLVEC_INDEX_MIN_ROWS);
+                (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex));
   uint8_t *aAll = NULL;
   int64_t *aRowid = NULL;
   int64_t i;

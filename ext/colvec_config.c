@@ -13,7 +13,8 @@
 ** blob. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
 ** default, hamming for bit vectors), quantize=none|int8|int4|bit (codes the
 ** HNSW search runs on; int8 by default for float vectors), m=N (HNSW links
-** per node, 16) and ef_construction=N (200).
+** per node, 16), ef_construction=N (200) and index=hnsw|none (none: every
+** search is exact, the baseline the index is measured against).
 **
 ** An argument that is a single key=value token is a table option:
 **   delta_rows=N                  rows kept in the delta before compaction
@@ -332,6 +333,16 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
     }
     pCol->eQuant = e;
     return SQLITE_OK;
+  }
+  if (zEq && nKey == 5 && sqlite3_strnicmp(zOpt, "index", 5) == 0) {
+    if (sqlite3_stricmp(zVal, "hnsw") == 0 || sqlite3_stricmp(zVal, "none") == 0) {
+      pCol->bNoIndex = sqlite3_stricmp(zVal, "none") == 0;
+      return SQLITE_OK;
+    }
+    *pzErr = sqlite3_mprintf("colvec: column %s: unknown index '%s' "
+                             "(expected hnsw or none)",
+                             pCol->zName, zVal);
+    return SQLITE_ERROR;
   }
   if (zEq && ((nKey == 1 && sqlite3_strnicmp(zOpt, "m", 1) == 0) ||
               (nKey == 15 && sqlite3_strnicmp(zOpt, "ef_construction", 15) == 0))) {

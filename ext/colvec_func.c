@@ -9,6 +9,7 @@
 **   colvec_distance_hamming(a, b)  differing bits of two equal-length blobs
 **   colvec_to_json(blob)           float32 blob -> '[...]'
 **   colvec_from_json(text)         '[...]' -> float32 blob
+**   colvec_check(table [, schema]) integrity check: 'ok' or an error
 **
 ** Float vectors are float32 BLOBs or JSON text, as in table columns.
 ** Debug builds add colvec_test_fault(n): fail the allocation after n more.
@@ -186,6 +187,55 @@ static void funcFromJson(sqlite3_context *pCtx, int argc,
   colvecFree(a);
 }
 
+/*
+** colvec_check(table [, schema]): runs the table's integrity check (as
+** INSERT INTO t(t) VALUES('integrity-check') does) and returns 'ok', or
+** fails with the problem found. Works on SQLite versions without
+** xIntegrity (before 3.44).
+*/
+static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+  sqlite3 *db = sqlite3_context_db_handle(pCtx);
+  const char *zTab = (const char *)sqlite3_value_text(argv[0]);
+  const char *zDb = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql, *zErr = NULL;
+  int bColvec = 0, rc;
+  if (zTab == NULL || zDb == NULL) {
+    sqlite3_result_error(pCtx, "colvec: colvec_check: expects a table name", -1);
+    return;
+  }
+  zSql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "
+                         "type='table' AND name=%Q",
+                         zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zDef = (const char *)sqlite3_column_text(pStmt, 0);
+    bColvec = zDef && sqlite3_strlike("%USING colvec(%", zDef, 0) == 0;
+  }
+  sqlite3_finalize(pStmt);
+  if (rc != SQLITE_OK || !bColvec) {
+    char *zMsg = sqlite3_mprintf("colvec: colvec_check: %s.%s is not a colvec "
+                                 "table",
+                                 zDb, zTab);
+    sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
+    sqlite3_free(zMsg);
+    return;
+  }
+  zSql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\") "
+                         "VALUES('integrity-check')",
+                         zDb, zTab, zTab);
+  rc = zSql ? sqlite3_exec(db, zSql, 0, 0, &zErr) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    sqlite3_result_text(pCtx, "ok", 2, SQLITE_STATIC);
+  } else {
+    sqlite3_result_error(pCtx, zErr ? zErr : sqlite3_errstr(rc), -1);
+    sqlite3_result_error_code(pCtx, rc);
+  }
+  sqlite3_free(zErr);
+}
+
 #ifdef COLVEC_DEBUG
 /* colvec_test_fault(n): make the allocation after n more fail (-1: off). */
 static void funcTestFault(sqlite3_context *pCtx, int argc,
@@ -218,6 +268,8 @@ int colvecFuncRegister(sqlite3 *db) {
       {"colvec_distance_hamming", 2, funcHamming, 0},
       {"colvec_to_json", 1, funcToJson, 0},
       {"colvec_from_json", 1, funcFromJson, 0},
+      {"colvec_check", 1, funcCheck, 0},
+      {"colvec_check", 2, funcCheck, 0},
 #ifdef COLVEC_DEBUG
       {"colvec_test_fault", 1, funcTestFault, 0},
 #endif
@@ -227,7 +279,12 @@ int colvecFuncRegister(sqlite3 *db) {
   for (i = 0; rc == SQLITE_OK && i < (int)(sizeof(aFunc) / sizeof(aFunc[0]));
        i++) {
     int eFlags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
-    if (aFunc[i].xFunc != funcDebug) eFlags |= SQLITE_DETERMINISTIC;
+    if (aFunc[i].xFunc == funcCheck) {
+      eFlags = SQLITE_UTF8 | SQLITE_DIRECTONLY; /* reads tables: never from
+                                                 ** schema or triggers */
+    } else if (aFunc[i].xFunc != funcDebug) {
+      eFlags |= SQLITE_DETERMINISTIC;
+    }
     rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, eFlags,
                                     (void *)aFunc[i].iData, aFunc[i].xFunc,
                                     NULL, NULL, NULL);

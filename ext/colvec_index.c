@@ -122,7 +122,7 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
     sqlite3_free(aBuf);
     aBuf = NULL;
   }
-  if (rc == COLVEC_OK && nRow >= COLVEC_INDEX_MIN_ROWS) {
+  if (rc == COLVEC_OK && nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex) {
     ColvecHnswConfig cfg;
     IndexBuild ctx;
     memset(&cfg, 0, sizeof(cfg));
