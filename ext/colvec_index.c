@@ -25,6 +25,9 @@ struct ColvecSegIndex {
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
 
+/* Candidates rescored per batch-kernel call. */
+#define INDEX_RESCORE_BATCH 256
+
 /* Smallest beam width of a search. */
 #define INDEX_MIN_EF 64
 
@@ -373,6 +376,28 @@ static int indexRescore(ColvecSegHandle *h, const ColvecSegIndex *pIdx,
         uintptr_t b = (uintptr_t)s->apVec[i] + (uintptr_t)pCol->nByte;
         madvise((void *)a, b - a, MADV_WILLNEED);
       }
+    }
+    if (pCol->eMetric == COLVEC_METRIC_L2 || pCol->eMetric == COLVEC_METRIC_DOT) {
+      /* several vectors per kernel call, prefetching ahead */
+      int bL2 = pCol->eMetric == COLVEC_METRIC_L2;
+      for (i = 0; i < nOut; i += INDEX_RESCORE_BATCH) {
+        int j, n = nOut - i < INDEX_RESCORE_BATCH ? nOut - i : INDEX_RESCORE_BATCH;
+        float aOut[INDEX_RESCORE_BATCH];
+        if (bL2) {
+          pK->xL2sqBatchF32((const float *)q->pVec,
+                            (const float *const *)&s->apVec[i], n, pCol->nDim,
+                            aOut);
+        } else {
+          pK->xDotBatchF32((const float *)q->pVec,
+                           (const float *const *)&s->apVec[i], n, pCol->nDim,
+                           aOut);
+        }
+        for (j = 0; j < n; j++) {
+          colvecTopkPush(pTopk, bL2 ? sqrt(aOut[j]) : -(double)aOut[j],
+                         h->aRowid[s->aNode[i + j]]);
+        }
+      }
+      return SQLITE_OK;
     }
     for (i = 0; i < nOut; i++) {
       if (i + 4 < nOut) {
