@@ -650,6 +650,8 @@ struct ColvecVtab {
   unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;       /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch; /* buffers reused by every KNN search */
+  int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
+  sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
 };
 
 /* Pending rows beyond this many bytes are written out at once. */

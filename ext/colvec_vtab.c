@@ -483,8 +483,16 @@ static int vtabPrepareCells(ColvecVtab *pTab, sqlite3_value **argv,
     memset(pCell, 0, sizeof(*pCell));
     if (bUpdate && sqlite3_value_nochange(pVal)) continue;
     if (pCol->bVector) {
-      rc = colvecValueToVector(pVal, pCol, pBuf, &zErr);
-      pCell->pBlob = pBuf;
+      char zMsg[COLVEC_VECTOR_ERRMAX];
+      if (sqlite3_value_type(pVal) == SQLITE_BLOB &&
+          colvecVectorCheck(sqlite3_value_blob(pVal), sqlite3_value_bytes(pVal),
+                            pCol->eElem, pCol->nDim, zMsg) == COLVEC_OK) {
+        /* a valid BLOB is used where it is (valid until xUpdate returns) */
+        pCell->pBlob = sqlite3_value_blob(pVal);
+      } else {
+        rc = colvecValueToVector(pVal, pCol, pBuf, &zErr);
+        pCell->pBlob = pBuf;
+      }
       pCell->nBlob = pCol->nByte;
       pBuf += (pCol->nByte + 7) & ~7;
     } else {
@@ -618,6 +626,7 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
 /* xBegin: nothing is pending at the start of a transaction. */
 static int vtabBeginMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
@@ -644,6 +653,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
 /* xCommit: nothing left to do (SQLite ignores errors from here). */
 static int vtabCommitMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
@@ -656,6 +666,7 @@ static int vtabCommitMethod(sqlite3_vtab *pVtab) {
 */
 static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
@@ -709,6 +720,7 @@ static int vtabReleaseMethod(sqlite3_vtab *pVtab, int iSvpt) {
 */
 static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->bMaxKnown = 0;
   if (iSvpt >= 0 && iSvpt < pTab->nMark) {
     colvecBatchTruncate(&pTab->pending, pTab->aMark[2 * iSvpt]);
     pTab->nFlushed = pTab->aMark[2 * iSvpt + 1];

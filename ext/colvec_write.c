@@ -166,18 +166,19 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
 }
 
 /*
-** Computes a new rowid: one more than the largest anywhere. Returns
-** SQLITE_OK, or SQLITE_FULL when the largest is already the maximum.
+** Makes pTab->iMaxRowid the largest rowid anywhere (pending, delta,
+** segments), computing it once per transaction: inserts with a larger rowid
+** (every sequential bulk load) then need no lookup to prove they are new.
 */
-static int writeNewRowid(ColvecVtab *pTab, sqlite3_int64 *piRowid,
-                         char **pzErr) {
+static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
   sqlite3_int64 iMax = INT64_MIN, iDelta;
-  int rc = colvecStorageDeltaMax(pTab->pStorage, &iDelta);
-  int i;
   int64_t i64;
+  int i, rc;
+  if (pTab->bMaxKnown) return SQLITE_OK;
+  rc = colvecStorageDeltaMax(pTab->pStorage, &iDelta);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
-  for (i64 = pTab->nFlushed; i64 < pTab->pending.nRow; i64++) {
+  for (i64 = 0; i64 < pTab->pending.nRow; i64++) {
     if (pTab->pending.aRowid[i64] > iMax) iMax = pTab->pending.aRowid[i64];
   }
   if (iDelta > iMax) iMax = iDelta;
@@ -187,11 +188,8 @@ static int writeNewRowid(ColvecVtab *pTab, sqlite3_int64 *piRowid,
       iMax = h->aRowid[h->nRow - 1];
     }
   }
-  if (iMax == INT64_MAX) {
-    *pzErr = sqlite3_mprintf("colvec: no rowid left after %lld", iMax);
-    return SQLITE_FULL;
-  }
-  *piRowid = iMax == INT64_MIN ? 1 : iMax + 1;
+  pTab->iMaxRowid = iMax;
+  pTab->bMaxKnown = 1;
   return SQLITE_OK;
 }
 
@@ -200,11 +198,12 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
                       ColvecConflict eConflict, sqlite3_int64 *piRowid,
                       char **pzErr) {
   sqlite3_int64 iRowid;
-  int rc = SQLITE_OK;
+  int rc = writeMaxRowid(pTab, pzErr);
+  if (rc != SQLITE_OK) return rc;
   if (pRowid) {
-    int bExists;
+    int bExists = 0;
     iRowid = sqlite3_value_int64(pRowid);
-    bExists = writeRowExists(pTab, iRowid, pzErr);
+    if (iRowid <= pTab->iMaxRowid) bExists = writeRowExists(pTab, iRowid, pzErr);
     if (bExists < 0) return -bExists;
     if (bExists) {
       if (eConflict == COLVEC_CONFLICT_IGNORE) {
@@ -214,11 +213,16 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
       if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
       rc = colvecWriteDelete(pTab, iRowid, pzErr);
     }
+  } else if (pTab->iMaxRowid == INT64_MAX) {
+    *pzErr = sqlite3_mprintf("colvec: no rowid left after %lld",
+                             pTab->iMaxRowid);
+    return SQLITE_FULL;
   } else {
-    rc = writeNewRowid(pTab, &iRowid, pzErr);
+    iRowid = pTab->iMaxRowid == INT64_MIN ? 1 : pTab->iMaxRowid + 1;
   }
   if (rc == SQLITE_OK) rc = colvecBatchAppend(&pTab->pending, iRowid, pTab->aCell);
   if (rc == SQLITE_OK) {
+    if (iRowid > pTab->iMaxRowid) pTab->iMaxRowid = iRowid;
     *piRowid = iRowid;
     if (pTab->pending.nByte > COLVEC_PENDING_MAX_BYTES) {
       rc = colvecWriteFlush(pTab, pzErr);
@@ -233,6 +237,7 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
   const ColvecConfig *pC = pTab->pConfig;
   int iSeg, rc, bDelta;
   int64_t iRow;
+  pTab->bMaxKnown = 0; /* a rowid change may raise the maximum */
   rc = colvecWriteFlush(pTab, pzErr);
   if (rc != SQLITE_OK) return rc;
   bDelta = colvecStorageDeltaHas(pTab->pStorage, iOld);
