@@ -84,7 +84,11 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
   return rc;
 }
 
-/* Flushes and compacts; see colvecInt.h. */
+/*
+** Flushes and compacts; see colvecInt.h. Ends by deleting files nothing
+** needs, so an orphan left by a rolled-back or crashed writer is gone after
+** the next committed write.
+*/
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
   int rc = colvecWriteFlush(pTab, pzErr);
@@ -113,14 +117,11 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     if (rc == SQLITE_OK) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, bAll, pzErr);
     }
-    if (rc == SQLITE_OK) {
-      rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
-    }
   } else if (rc == SQLITE_OK && bAll) {
     rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 1, pzErr);
-    if (rc == SQLITE_OK) {
-      rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
-    }
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
   }
   return rc;
 }
