@@ -382,12 +382,14 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
                        char **pzErr);
 
 /*
-** Deletes files of segments dropped at least two generations ago and files
-** no manifest or trash row names (orphans of rolled-back or crashed
-** writers). Call only inside a write transaction.
+** Deletes files of segments dropped at least two generations before
+** iGenStart (the generation when the current transaction began; sixteen in
+** WAL mode, where readers may hold older snapshots) and files no manifest
+** or trash row names (orphans of rolled-back or crashed writers). Call only
+** inside a write transaction.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         char **pzErr);
+                         sqlite3_int64 iGenStart, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_index.c (per-segment ANN index)
@@ -650,6 +652,9 @@ struct ColvecVtab {
   unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;       /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch; /* buffers reused by every KNN search */
+  sqlite3_int64 iGenStart; /* T_config generation when the transaction
+                           ** began, -1 until read: files dropped in this
+                           ** transaction are never deleted by it */
   int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
   sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
 };

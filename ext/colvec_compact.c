@@ -490,15 +490,30 @@ static int compactIsNeeded(ColvecStorage *pStorage, int64_t iSegid,
   return rc == SQLITE_OK ? bNeeded : -rc;
 }
 
+/* Returns non-zero when the table's database is in WAL mode. */
+static int compactIsWal(ColvecStorage *pStorage) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode",
+                               pStorage->pConfig->zDb);
+  int bWal = 0;
+  if (zSql && sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL) ==
+                  SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    bWal = z && sqlite3_stricmp(z, "wal") == 0;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bWal;
+}
+
 /* Deletes files nothing needs; see colvecInt.h. */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         char **pzErr) {
+                         sqlite3_int64 iGenStart, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
-  int nName = 0, i, rc;
-  sqlite3_int64 iGen = 0;
-  rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
-  if (rc != SQLITE_OK) return rc;
+  int nName = 0, i, rc = SQLITE_OK;
+  sqlite3_int64 iKeep = iGenStart - (compactIsWal(pStorage) ? 16 : 2);
   if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
     return SQLITE_OK; /* no folder: nothing to clean */
   }
@@ -506,7 +521,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int64_t iSegid;
     int bNeeded;
     if (!compactParseName(azName[i], &iSegid)) continue;
-    bNeeded = compactIsNeeded(pStorage, iSegid, iGen - 1);
+    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep + 1);
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
@@ -523,8 +538,8 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   if (rc == SQLITE_OK) {
     rc = colvecStorageExec(
         pStorage,
-        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE generation<%lld",
-                        pC->zDb, pC->zName, iGen - 1),
+        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE generation<=%lld",
+                        pC->zDb, pC->zName, iKeep),
         pzErr);
   }
   return rc;

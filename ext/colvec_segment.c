@@ -413,6 +413,13 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
       if (*pzErr) goto corrupt;
       pView->nByte = nByte;
       if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
+      {
+        /* every reader indexes aByte with these: check them all once */
+        int64_t i;
+        for (i = 0; i < h->nRow; i++) {
+          if (pView->aOff[i + 1] < pView->aOff[i]) goto corrupt;
+        }
+      }
       break;
     }
     h->abView[iCol] = 1;

@@ -93,6 +93,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   *ppVtab = NULL;
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
+  pTab->iGenStart = -1;
   pTab->db = db;
   rc = colvecConfigParse(argc, argv, &pTab->pConfig, pzErr);
   if (rc == SQLITE_OK) {
@@ -626,6 +627,7 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
 /* xBegin: nothing is pending at the start of a transaction. */
 static int vtabBeginMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->iGenStart = -1;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
@@ -653,6 +655,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
 /* xCommit: nothing left to do (SQLite ignores errors from here). */
 static int vtabCommitMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->iGenStart = -1;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
@@ -666,6 +669,7 @@ static int vtabCommitMethod(sqlite3_vtab *pVtab) {
 */
 static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  pTab->iGenStart = -1;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
