@@ -300,15 +300,20 @@ static float indexQueryDist(void *pCtx, uint32_t iNode) {
 static void indexPrefetch(void *pCtx, uint32_t iNode) {
   IndexQuery *p = (IndexQuery *)pCtx;
   const uint8_t *a;
+  int n, i;
   if (p->pIdx->pQuant) {
     a = p->pIdx->aCode + (size_t)iNode * p->pIdx->nCodeBytes;
+    n = p->pIdx->nCodeBytes;
   } else if (p->pIdx->aVecBase) {
     a = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
+    n = p->pCol->nByte;
   } else {
     return;
   }
-  __builtin_prefetch(a);
-  __builtin_prefetch(a + 64);
+  /* the first lines (the hardware prefetcher follows on) and the last one,
+  ** where a code keeps its correction factors */
+  for (i = 0; i < n && i < 4 * 64; i += 64) __builtin_prefetch(a + i);
+  __builtin_prefetch(a + n - 1);
 }
 
 /* Filter: only rows set in the bitmap may be returned. */
