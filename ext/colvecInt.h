@@ -522,11 +522,12 @@ int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder);
 /* Runs one statement built with sqlite3_mprintf (zSql is freed). */
 int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr);
 
-/* Number of delta rows. */
-int colvecStorageDeltaCount(ColvecStorage *p, sqlite3_int64 *pn);
-
-/* Largest delta rowid (INT64_MIN when the delta is empty). */
-int colvecStorageDeltaMax(ColvecStorage *p, sqlite3_int64 *piMax);
+/*
+** Number of delta rows in *pn and the largest delta rowid in *piMax
+** (INT64_MIN when the delta is empty); either pointer may be NULL.
+*/
+int colvecStorageDeltaStat(ColvecStorage *p, sqlite3_int64 *pn,
+                           sqlite3_int64 *piMax);
 
 /* Returns 1 when delta row iRowid exists, 0 when not, negative on error. */
 int colvecStorageDeltaHas(ColvecStorage *p, sqlite3_int64 iRowid);

@@ -603,36 +603,28 @@ int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr) {
   return storageExec(p->db, zSql, pzErr);
 }
 
-/* Number of delta rows, in *pn. */
-int colvecStorageDeltaCount(ColvecStorage *p, sqlite3_int64 *pn) {
+/*
+** Number of delta rows in *pn and the largest delta rowid in *piMax
+** (INT64_MIN when the delta is empty); either pointer may be NULL.
+*/
+int colvecStorageDeltaStat(ColvecStorage *p, sqlite3_int64 *pn,
+                           sqlite3_int64 *piMax) {
   const ColvecConfig *pC = p->pConfig;
   sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("SELECT count(*), max(rowid) FROM \"%w\".\"%w_delta\"",
-                               pC->zDb, pC->zName);
+  char *zSql = sqlite3_mprintf(
+      "SELECT count(*), max(rowid) FROM \"%w\".\"%w_delta\"", pC->zDb,
+      pC->zName);
   int rc;
+  if (piMax) *piMax = INT64_MIN;
   if (zSql == NULL) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
   if (rc != SQLITE_OK) return rc;
-  if (sqlite3_step(pStmt) == SQLITE_ROW) *pn = sqlite3_column_int64(pStmt, 0);
-  return sqlite3_finalize(pStmt);
-}
-
-/* Largest delta rowid in *piMax (INT64_MIN when empty). */
-int colvecStorageDeltaMax(ColvecStorage *p, sqlite3_int64 *piMax) {
-  const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("SELECT max(rowid) FROM \"%w\".\"%w_delta\"",
-                               pC->zDb, pC->zName);
-  int rc;
-  *piMax = INT64_MIN;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return rc;
-  if (sqlite3_step(pStmt) == SQLITE_ROW &&
-      sqlite3_column_type(pStmt, 0) != SQLITE_NULL) {
-    *piMax = sqlite3_column_int64(pStmt, 0);
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    if (pn) *pn = sqlite3_column_int64(pStmt, 0);
+    if (piMax && sqlite3_column_type(pStmt, 1) != SQLITE_NULL) {
+      *piMax = sqlite3_column_int64(pStmt, 1);
+    }
   }
   return sqlite3_finalize(pStmt);
 }

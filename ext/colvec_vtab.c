@@ -624,14 +624,21 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
   return rc;
 }
 
-/* xBegin: nothing is pending at the start of a transaction. */
-static int vtabBeginMethod(sqlite3_vtab *pVtab) {
-  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+/*
+** Forgets the per-transaction state: pending rows, savepoint marks, the
+** cached largest rowid and the generation the transaction began with.
+*/
+static void vtabResetTransaction(ColvecVtab *pTab) {
   pTab->iGenStart = -1;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
+}
+
+/* xBegin: nothing is pending at the start of a transaction. */
+static int vtabBeginMethod(sqlite3_vtab *pVtab) {
+  vtabResetTransaction((ColvecVtab *)pVtab);
   return SQLITE_OK;
 }
 
@@ -654,12 +661,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
 
 /* xCommit: nothing left to do (SQLite ignores errors from here). */
 static int vtabCommitMethod(sqlite3_vtab *pVtab) {
-  ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  pTab->iGenStart = -1;
-  pTab->bMaxKnown = 0;
-  colvecBatchTruncate(&pTab->pending, 0);
-  pTab->nFlushed = 0;
-  pTab->nMark = 0;
+  vtabResetTransaction((ColvecVtab *)pVtab);
   return SQLITE_OK;
 }
 
@@ -669,11 +671,7 @@ static int vtabCommitMethod(sqlite3_vtab *pVtab) {
 */
 static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  pTab->iGenStart = -1;
-  pTab->bMaxKnown = 0;
-  colvecBatchTruncate(&pTab->pending, 0);
-  pTab->nFlushed = 0;
-  pTab->nMark = 0;
+  vtabResetTransaction(pTab);
   colvecSegTableChanged(pTab->pSegs);
   return SQLITE_OK;
 }

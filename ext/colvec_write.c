@@ -96,7 +96,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     rc = colvecStorageConfigGet(pTab->pStorage, "generation", &pTab->iGenStart);
   }
   if (rc == SQLITE_OK) rc = colvecWriteFlush(pTab, pzErr);
-  if (rc == SQLITE_OK) rc = colvecStorageDeltaCount(pTab->pStorage, &nDelta);
+  if (rc == SQLITE_OK) rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
       ((bAll && nDelta > 0) || nDelta > pTab->pConfig->nDeltaRows)) {
     ColvecBatch batch;
@@ -181,7 +181,7 @@ static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
   int64_t i64;
   int i, rc;
   if (pTab->bMaxKnown) return SQLITE_OK;
-  rc = colvecStorageDeltaMax(pTab->pStorage, &iDelta);
+  rc = colvecStorageDeltaStat(pTab->pStorage, NULL, &iDelta);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
   for (i64 = 0; i64 < pTab->pending.nRow; i64++) {
