@@ -404,9 +404,6 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 ** rescored with the float32 vectors.
 */
 
-/* Section kinds beyond those of colvec_segfile.h. */
-#define COLVEC_SEG_QUANT 9 /* serialised quantizer of a vector column */
-
 /* Segments smaller than this are searched exactly (no graph). */
 #define COLVEC_INDEX_MIN_ROWS 2048
 
@@ -656,9 +653,17 @@ struct ColvecVtab {
   sqlite3_int64 iGenStart; /* T_config generation when the transaction
                            ** began, -1 until read: files dropped in this
                            ** transaction are never deleted by it */
+#ifdef COLVEC_DEBUG
+  int eTxn;                /* debug: COLVEC_TXN_* state, checks call order */
+#endif
   int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
   sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
 };
+
+/* Debug builds: where a table is in SQLite's transaction calls. */
+#define COLVEC_TXN_NONE 0   /* outside a transaction (or after xCommit) */
+#define COLVEC_TXN_OPEN 1   /* after xBegin */
+#define COLVEC_TXN_SYNCED 2 /* after xSync, before xCommit */
 
 /* Pending rows beyond this many bytes are written out at once. */
 #define COLVEC_PENDING_MAX_BYTES (256 * 1024 * 1024)

@@ -227,6 +227,8 @@ const char *colvecSegKindName(uint32_t eKind) {
     return "CODES";
   case COLVEC_SEG_GRAPH:
     return "GRAPH";
+  case COLVEC_SEG_QUANT:
+    return "QUANT";
   }
   return "UNKNOWN";
 }

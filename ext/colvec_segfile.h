@@ -89,6 +89,7 @@ typedef struct ColvecSegWriter ColvecSegWriter;
 #define COLVEC_SEG_VECTORS 6         /* N x stride original vectors */
 #define COLVEC_SEG_CODES 7           /* N x stride quantized codes */
 #define COLVEC_SEG_GRAPH 8           /* HNSW graph, HNSW's own layout */
+#define COLVEC_SEG_QUANT 9           /* trained quantizer, its own layout */
 
 /* Section flags. */
 #define COLVEC_SEGF_REAL 0x0001  /* ATTR_FIXED holds doubles, not int64 */

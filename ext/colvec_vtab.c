@@ -636,9 +636,26 @@ static void vtabResetTransaction(ColvecVtab *pTab) {
   pTab->nMark = 0;
 }
 
+/*
+** Debug builds check the order of SQLite's transaction calls against the
+** contract in NOTES ON TRANSACTIONS (a wrong order would lose pending
+** rows); release builds compile this to nothing.
+*/
+#ifdef COLVEC_DEBUG
+#define vtabTxnState(pTab, bOk, eNew)                                          \
+  do {                                                                         \
+    assert(bOk);                                                               \
+    if ((eNew) >= 0) (pTab)->eTxn = (eNew);                                    \
+  } while (0)
+#else
+#define vtabTxnState(pTab, bOk, eNew)
+#endif
+
 /* xBegin: nothing is pending at the start of a transaction. */
 static int vtabBeginMethod(sqlite3_vtab *pVtab) {
-  vtabResetTransaction((ColvecVtab *)pVtab);
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  vtabTxnState(pTab, pTab->eTxn == COLVEC_TXN_NONE, COLVEC_TXN_OPEN);
+  vtabResetTransaction(pTab);
   return SQLITE_OK;
 }
 
@@ -653,6 +670,8 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   char *zErr = NULL;
   int rc;
+  /* a table CREATEd in this transaction joins it without xBegin */
+  vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
   pTab->nMark = 0; /* no savepoint outlives the commit */
   rc = colvecWriteCompact(pTab, 0, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
@@ -661,7 +680,10 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
 
 /* xCommit: nothing left to do (SQLite ignores errors from here). */
 static int vtabCommitMethod(sqlite3_vtab *pVtab) {
-  vtabResetTransaction((ColvecVtab *)pVtab);
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  vtabTxnState(pTab, pTab->eTxn == COLVEC_TXN_SYNCED, COLVEC_TXN_NONE);
+  assert(pTab->pending.nRow == pTab->nFlushed); /* xSync wrote everything */
+  vtabResetTransaction(pTab);
   return SQLITE_OK;
 }
 
@@ -671,6 +693,7 @@ static int vtabCommitMethod(sqlite3_vtab *pVtab) {
 */
 static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  vtabTxnState(pTab, 1, COLVEC_TXN_NONE);
   vtabResetTransaction(pTab);
   colvecSegTableChanged(pTab->pSegs);
   return SQLITE_OK;
