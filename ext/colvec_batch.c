@@ -201,9 +201,13 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
   return SQLITE_OK;
 }
 
-/* Drops rows nRow and later, and rebuilds the rowid set. */
+/*
+** Drops rows nRow and later, and rebuilds the rowid set. The byte count
+** shrinks in proportion (it is an estimate for the flush policy).
+*/
 void colvecBatchTruncate(ColvecBatch *p, int64_t nRow) {
   if (nRow >= p->nRow) return;
+  p->nByte = nRow == 0 ? 0 : (int64_t)((double)p->nByte * nRow / p->nRow);
   p->nRow = nRow;
   if (p->aHash) {
     memset(p->aHash, 0, sizeof(int64_t) * (size_t)p->nHash);

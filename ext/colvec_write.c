@@ -230,7 +230,14 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
   if (rc == SQLITE_OK) {
     if (iRowid > pTab->iMaxRowid) pTab->iMaxRowid = iRowid;
     *piRowid = iRowid;
-    if (pTab->pending.nByte > COLVEC_PENDING_MAX_BYTES) {
+    /* rows written already may stay in memory while a savepoint is open:
+    ** only the unwritten ones count towards the limit */
+    int64_t nUnwritten = pTab->pending.nByte -
+                         (pTab->pending.nRow > 0
+                              ? (int64_t)((double)pTab->pending.nByte *
+                                          pTab->nFlushed / pTab->pending.nRow)
+                              : 0);
+    if (nUnwritten > COLVEC_PENDING_MAX_BYTES) {
       rc = colvecWriteFlush(pTab, pzErr);
     }
   }

@@ -143,6 +143,7 @@ void benchResultMarkdown(FILE *pOut, const BenchResult *p, int bHeader);
 int benchResultAppend(const char *zTsv, const char *zMd, const BenchResult *p);
 void benchProgress(const char *zWhat, int64_t iDone, int64_t nTotal);
 int64_t benchPathBytes(const char *zPath);
+int64_t benchEvictPath(const char *zPath);
 
 #ifdef __cplusplus
 }
