@@ -161,6 +161,10 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
         z = pDef->eAttr == COLVEC_ATTR_TEXT ? (const void *)sqlite3_value_text(pVal)
                                             : sqlite3_value_blob(pVal);
         n = sqlite3_value_bytes(pVal);
+        if (z == NULL && n > 0) {
+          rc = SQLITE_NOMEM; /* the text conversion ran out of memory */
+          break;
+        }
       }
       if (pCol->aOff[iRow] + n > pCol->nByteAlloc) {
         int64_t nNew = pCol->nByteAlloc ? pCol->nByteAlloc * 2 : 4096;

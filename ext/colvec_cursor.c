@@ -110,9 +110,10 @@ static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
                                  "colvec: %s must be an integer between %lld "
                                  "and %lld, got %s",
                                  zName, iMin, iMax,
-                                 eType == SQLITE_NULL
-                                     ? "NULL"
-                                     : (const char *)sqlite3_value_text(pVal)));
+                                 eType == SQLITE_NULL ? "NULL"
+                                 : sqlite3_value_text(pVal)
+                                     ? (const char *)sqlite3_value_text(pVal)
+                                     : "?"));
     return SQLITE_ERROR;
   }
   *pi = i;

@@ -48,8 +48,10 @@ static int funcReadVector(sqlite3_context *pCtx, const char *zFunc,
       }
     }
   } else if (sqlite3_value_type(pVal) == SQLITE_TEXT) {
-    rc = colvecJsonToFloats((const char *)sqlite3_value_text(pVal),
-                            sqlite3_value_bytes(pVal), &aOut, &nDim, zErr);
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    rc = z == NULL ? COLVEC_NOMEM
+                   : colvecJsonToFloats(z, sqlite3_value_bytes(pVal), &aOut,
+                                        &nDim, zErr);
     if (rc == COLVEC_OK) {
       rc = colvecFloatsToVector(aOut, nDim, COLVEC_ELEM_F32, nDim, aOut, zErr);
     }

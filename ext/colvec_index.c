@@ -207,7 +207,10 @@ static const uint8_t *indexBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
   p = colvecSegData(h->pSeg, pSec);
   if (p) return (const uint8_t *)p;
   *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
-  if (*ppOwned == NULL) return NULL;
+  if (*ppOwned == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: out of memory");
+    return NULL;
+  }
   err.zMsg[0] = 0;
   if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
       COLVEC_OK) {
@@ -245,9 +248,11 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   a = indexBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
   if (a) {
     void *pTmp = p->pCodeOwned;
+    int rcQ = colvecQuantDeserialize(a, n, &p->pQuant);
     p->pCodeOwned = NULL;
-    if (colvecQuantDeserialize(a, n, &p->pQuant) != COLVEC_OK ||
-        colvecQuantDim(p->pQuant) != pCol->nDim) {
+    if (rcQ == COLVEC_NOMEM) {
+      rc = SQLITE_NOMEM;
+    } else if (rcQ != COLVEC_OK || colvecQuantDim(p->pQuant) != pCol->nDim) {
       rc = COLVEC_CORRUPT_VTAB;
     }
     sqlite3_free(pTmp);
@@ -267,14 +272,20 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     a = indexBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
     if (a && p->pGraphOwned == NULL) indexPopulate(a, n);
     if (a) {
-      if (colvecHnswOpen(a, (size_t)n, COLVEC_HNSW_OPEN_LAZY, &p->pGraph) !=
-              COLVEC_OK ||
-          colvecHnswNodeCount(p->pGraph) != (uint32_t)h->nRow) {
+      int rcG = colvecHnswOpen(a, (size_t)n, COLVEC_HNSW_OPEN_LAZY, &p->pGraph);
+      if (rcG == COLVEC_NOMEM) {
+        rc = SQLITE_NOMEM;
+      } else if (rcG != COLVEC_OK ||
+                 colvecHnswNodeCount(p->pGraph) != (uint32_t)h->nRow) {
         rc = COLVEC_CORRUPT_VTAB;
       }
     } else if (*pzErr) {
       rc = SQLITE_IOERR;
     }
+  }
+  if (rc == SQLITE_NOMEM) {
+    colvecIndexFree(p);
+    return SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK) {
     if (*pzErr == NULL) {

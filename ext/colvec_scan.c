@@ -124,6 +124,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       }
       rc = scanScalar(pVal, eAffinity, &aVal[nVal], &apDup[nVal]);
       nVal++;
+      if (rc != SQLITE_OK) break; /* keep the error, not the next value */
     }
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
   } else if (eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL) {

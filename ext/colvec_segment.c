@@ -149,11 +149,11 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
     h->aView = sqlite3_malloc64(sizeof(ColvecColumnView) * (sqlite3_uint64)pC->nCol);
     h->abView = sqlite3_malloc64((sqlite3_uint64)pC->nCol);
     h->apOwned = sqlite3_malloc64(sizeof(void *) * 3 * (sqlite3_uint64)pC->nCol);
+    /* zero what was allocated: segHandleFree walks apOwned */
+    if (h->abView) memset(h->abView, 0, (size_t)pC->nCol);
+    if (h->apOwned) memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
     if (h->aView == NULL || h->abView == NULL || h->apOwned == NULL) {
       rc = SQLITE_NOMEM;
-    } else {
-      memset(h->abView, 0, (size_t)pC->nCol);
-      memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
     }
     if (rc == SQLITE_OK && (pSec == NULL || pSec->nByte != nRow * 8)) {
       *pzErr = sqlite3_mprintf("colvec: segment %s has no valid rowids",

@@ -451,14 +451,15 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
   const char *zCmd = (const char *)sqlite3_value_text(pCmd);
   char *zErr = NULL;
   int rc;
-  if (zCmd && sqlite3_stricmp(zCmd, "integrity-check") == 0) {
+  if (zCmd == NULL) return SQLITE_NOMEM;
+  if (sqlite3_stricmp(zCmd, "integrity-check") == 0) {
     rc = colvecWriteCheck(pTab, &zErr);
-  } else if (zCmd && sqlite3_stricmp(zCmd, "optimize") == 0) {
+  } else if (sqlite3_stricmp(zCmd, "optimize") == 0) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
   } else {
     zErr = sqlite3_mprintf("colvec: unknown command '%s' (expected "
                            "'optimize' or 'integrity-check')",
-                           zCmd ? zCmd : "");
+                           zCmd);
     rc = SQLITE_ERROR;
   }
   if (zErr) vtabSetError(pTab, zErr);
