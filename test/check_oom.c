@@ -892,7 +892,7 @@ END_TEST
 ** pick one). */
 static void oomAddCase(Suite *s, const char *zName, const TTest *tf) {
   TCase *tc = tcase_create(zName);
-  tcase_set_timeout(tc, 120);
+  tcase_set_timeout(tc, 900); /* ASan + a busy 2-core machine */
   tcase_add_test(tc, tf);
   suite_add_tcase(s, tc);
 }
