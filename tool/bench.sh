@@ -258,6 +258,17 @@ section_s1536() {
   run "s1536 hnswlib" "$BIN/hnswlib-bench" --work-dir "$WORK" \
     "${ds[@]}" --n "$S1536_HNSW_N" --threads 2 --reuse "${#REUSE[@]}" \
     --tsv "$TSV" --md "$MD" --ef 10,32,64 --runs "$RUNS"
+  # the peers on the full set, side by side (doc/BENCHMARKS.md section 2b;
+  # vectorlite builds with one thread: ~6 CPU-minutes at 200k)
+  run "s1536 hnswlib full" "$BIN/hnswlib-bench" --work-dir "$WORK" \
+    "${ds[@]}" --n "$S1536_N" --threads 2 --reuse "${#REUSE[@]}" \
+    --tsv "$TSV" --md "$MD" --ef 10,16,32,48,64,80,96,128 --runs "$RUNS"
+  sql_engine vectorlite "$VECTORLITE_SO" "${ds[@]}" --n "$S1536_N" \
+    --ef 10,16,32,48,64,80,96,128
+  sql_engine sqlite-vec "$SQLITE_VEC_SO" "${ds[@]}" --n "$S1536_N" --runs 1
+  run "s1536 colvec sweep" cvb "${ds[@]}" --n "$S1536_N" \
+    --label s1536-default --phase query --tsv "$TSV" --md "$MD" \
+    --runs "$RUNS" --ef 0,10,32,80,96,128
 }
 
 # section_access: Manticore's mmap-vs-read experiment, k = 20/100/500.
