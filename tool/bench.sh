@@ -124,6 +124,15 @@ if [ -z "$COLVEC_SO" ]; then
     [ -f "$c" ] && { COLVEC_SO=$c; break; }
   done
 fi
+# A fresh clone: build the extension first (release build in build/).
+if [ -z "$COLVEC_SO" ]; then
+  echo "bench.sh: building colvec in $ROOT/build" >&2
+  "$ROOT/tool/install-deps.sh"
+  (cd "$ROOT" && autoreconf -fi >/dev/null 2>&1 && mkdir -p build &&
+     cd build && { [ -f Makefile ] || ../configure >/dev/null; } &&
+     make -j"$(nproc)" >/dev/null) || { echo "bench.sh: build failed" >&2; exit 1; }
+  COLVEC_SO=$ROOT/build/colvec.so
+fi
 
 # Measure a snapshot: a `make` elsewhere that rewrites colvec.so while it is
 # mapped would kill the run with SIGBUS. Copy, then rename, so a process
