@@ -96,25 +96,16 @@ static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
 */
 static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='version'", pC->zDb,
-      pC->zName);
-  int rc;
-  *piVersion = 0;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) {
+  sqlite3_int64 iVersion = 0;
+  int rc = colvecStorageConfigGet(p, "version", &iVersion);
+  *piVersion = (int)iVersion;
+  if (rc == SQLITE_CORRUPT_VTAB) return SQLITE_OK; /* no row: version 0 */
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
     *pzErr = sqlite3_mprintf(
         "colvec: table %s is missing its shadow table %s_config (%s)",
         pC->zName, pC->zName, sqlite3_errmsg(p->db));
-    return rc;
   }
-  if (sqlite3_step(pStmt) == SQLITE_ROW) {
-    *piVersion = sqlite3_column_int(pStmt, 0);
-  }
-  return sqlite3_finalize(pStmt);
+  return rc;
 }
 
 /* Creates or checks the shadow tables; see colvecInt.h. */
