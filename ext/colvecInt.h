@@ -314,6 +314,19 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
 /* Returns non-zero when rowid iRowid of segment h is tombstoned. */
 int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid);
 
+/* Binary search of sorted a[0..n-1] for v: its index, or -1. */
+int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
+
+/*
+** Returns the bytes of section (eKind, iCol) of h, *pnByte long: a pointer
+** into the mapping, or (access=file) a buffer read into *ppOwned (caller
+** frees). A missing section returns NULL with *pnByte 0 and *pzErr unset;
+** an error returns NULL with *pzErr set.
+*/
+const void *colvecSegSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
+                                  void **ppOwned, int64_t *pnByte,
+                                  char **pzErr);
+
 /*
 ** Makes the view of attribute column iCol of segment h available in
 ** *ppView. Returns SQLITE_OK or an error with *pzErr set.

@@ -191,36 +191,6 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
 }
 
 /*
-** Returns the bytes of section (eKind, iCol) of h, mapped or read into
-** *ppOwned; NULL when the section is absent (*pnByte = 0) or on error
-** (*pzErr set).
-*/
-static const uint8_t *indexBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
-                                 void **ppOwned, int64_t *pnByte,
-                                 char **pzErr) {
-  const ColvecSegSection *pSec = colvecSegFind(h->pSeg, eKind, (uint32_t)iCol);
-  const void *p;
-  ColvecErr err;
-  *pnByte = 0;
-  if (pSec == NULL) return NULL;
-  *pnByte = pSec->nByte;
-  p = colvecSegData(h->pSeg, pSec);
-  if (p) return (const uint8_t *)p;
-  *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
-  if (*ppOwned == NULL) {
-    *pzErr = sqlite3_mprintf("colvec: out of memory");
-    return NULL;
-  }
-  err.zMsg[0] = 0;
-  if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
-      COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    return NULL;
-  }
-  return (const uint8_t *)*ppOwned;
-}
-
-/*
 ** Opens (once per segment and column) the index of column iCol of h.
 ** Returns SQLITE_OK with *pp set, or COLVEC_CORRUPT_VTAB / SQLITE_NOMEM.
 */
@@ -245,7 +215,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->aVecBase = colvecSegVectorBase(h, iCol);
-  a = indexBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
+  a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
   if (a) {
     void *pTmp = p->pCodeOwned;
     int rcQ = colvecQuantDeserialize(a, n, &p->pQuant);
@@ -258,7 +228,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     sqlite3_free(pTmp);
     if (rc == SQLITE_OK) {
       p->nCodeBytes = colvecQuantCodeBytes(p->pQuant);
-      p->aCode = indexBytes(h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
+      p->aCode = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
       if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
         rc = COLVEC_CORRUPT_VTAB;
       } else if (p->pCodeOwned == NULL) {
@@ -269,7 +239,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     rc = SQLITE_IOERR;
   }
   if (rc == SQLITE_OK) {
-    a = indexBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
+    a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
     if (a && p->pGraphOwned == NULL) indexPopulate(a, n);
     if (a) {
       int rcG = colvecHnswOpen(a, (size_t)n, COLVEC_HNSW_OPEN_LAZY, &p->pGraph);

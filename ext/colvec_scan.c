@@ -164,16 +164,8 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (h->nRow % 8) aBits[nByte - 1] = (uint8_t)((1u << (h->nRow % 8)) - 1);
   for (i = 0; i < h->nTomb; i++) {
     /* tombstones are few: find each one's row */
-    int64_t lo = 0, hi = h->nRow - 1, v = h->aTomb[i];
-    while (lo <= hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      if (h->aRowid[mid] == v) {
-        aBits[mid >> 3] &= (uint8_t) ~(1u << (mid & 7));
-        break;
-      }
-      if (h->aRowid[mid] < v) lo = mid + 1;
-      else hi = mid - 1;
-    }
+    int64_t iRow = colvecSegSearch(h->aRowid, h->nRow, h->aTomb[i]);
+    if (iRow >= 0) aBits[iRow >> 3] &= (uint8_t) ~(1u << (iRow & 7));
   }
   for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];

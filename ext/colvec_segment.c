@@ -310,7 +310,7 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
 }
 
 /* Binary search of sorted a[0..n-1] for v: index or -1. */
-static int64_t segSearch(const int64_t *a, int64_t n, int64_t v) {
+int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v) {
   int64_t lo = 0, hi = n - 1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -323,7 +323,7 @@ static int64_t segSearch(const int64_t *a, int64_t n, int64_t v) {
 
 /* Returns non-zero when rowid iRowid of segment h is tombstoned. */
 int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid) {
-  return h->nTomb > 0 && segSearch(h->aTomb, h->nTomb, iRowid) >= 0;
+  return h->nTomb > 0 && colvecSegSearch(h->aTomb, h->nTomb, iRowid) >= 0;
 }
 
 /* Finds a live row; see colvecInt.h. */
@@ -336,7 +336,7 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
     if (h->nRow == 0 || iRowid < h->aRowid[0] || iRowid > h->aRowid[h->nRow - 1]) {
       continue;
     }
-    iRow = segSearch(h->aRowid, h->nRow, iRowid);
+    iRow = colvecSegSearch(h->aRowid, h->nRow, iRowid);
     if (iRow >= 0 && !colvecSegIsDead(h, iRowid)) {
       *piSeg = i;
       *piRow = iRow;
@@ -346,17 +346,14 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
   return 0;
 }
 
-/*
-** Returns the bytes of section (eKind, iCol) of h: a pointer into the
-** mapping, or (access=file) a buffer read into *ppOwned. NULL with *pzErr
-** set on error; a missing section returns NULL with *pzErr unset.
-*/
-static const void *segSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
-                                   void **ppOwned, int64_t *pnByte,
-                                   char **pzErr) {
+/* Bytes of one section, mapped or read; see colvecInt.h. */
+const void *colvecSegSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
+                                  void **ppOwned, int64_t *pnByte,
+                                  char **pzErr) {
   const ColvecSegSection *pSec = colvecSegFind(h->pSeg, eKind, (uint32_t)iCol);
   ColvecErr err;
   err.zMsg[0] = 0;
+  *pnByte = 0;
   if (pSec == NULL) return NULL;
   *pnByte = pSec->nByte;
   if (colvecSegData(h->pSeg, pSec)) return colvecSegData(h->pSeg, pSec);
@@ -383,20 +380,20 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
   if (!h->abView[iCol]) {
     memset(pView, 0, sizeof(*pView));
     pView->nRow = h->nRow;
-    pView->aNull = segSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
+    pView->aNull = colvecSegSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
                                    &apOwned[2], &nNull, pzErr);
     if (*pzErr) return SQLITE_NOMEM;
     switch (pCol->eAttr) {
     case COLVEC_ATTR_INTEGER:
       pView->eStore = COLVEC_STORE_INT64;
-      pView->aInt = segSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol, &apOwned[0],
+      pView->aInt = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol, &apOwned[0],
                                     &nByte, pzErr);
       if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
       break;
     case COLVEC_ATTR_REAL:
       pView->eStore = COLVEC_STORE_DOUBLE;
-      pView->aReal = segSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
+      pView->aReal = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
                                      &apOwned[0], &nByte, pzErr);
       if (pView->aReal == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
@@ -404,11 +401,11 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
     default:
       pView->eStore = pCol->eAttr == COLVEC_ATTR_TEXT ? COLVEC_STORE_TEXT
                                                       : COLVEC_STORE_BLOB;
-      pView->aOff = segSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
+      pView->aOff = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
                                     &apOwned[0], &nByte, pzErr);
       if (pView->aOff == NULL) goto corrupt;
       nByte = 0;
-      pView->aByte = segSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
+      pView->aByte = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
                                      &apOwned[1], &nByte, pzErr);
       if (*pzErr) goto corrupt;
       pView->nByte = nByte;

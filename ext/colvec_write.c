@@ -177,16 +177,13 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
 ** (every sequential bulk load) then need no lookup to prove they are new.
 */
 static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
-  sqlite3_int64 iMax = INT64_MIN, iDelta;
-  int64_t i64;
+  sqlite3_int64 iMax, iDelta;
   int i, rc;
   if (pTab->bMaxKnown) return SQLITE_OK;
+  iMax = colvecBatchMaxRowid(&pTab->pending);
   rc = colvecStorageDeltaStat(pTab->pStorage, NULL, &iDelta);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
-  for (i64 = 0; i64 < pTab->pending.nRow; i64++) {
-    if (pTab->pending.aRowid[i64] > iMax) iMax = pTab->pending.aRowid[i64];
-  }
   if (iDelta > iMax) iMax = iDelta;
   for (i = 0; i < pTab->pSegs->nSeg; i++) {
     ColvecSegHandle *h = pTab->pSegs->apSeg[i];
@@ -310,15 +307,8 @@ int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
       break;
     }
     for (j = 0; rc == SQLITE_OK && j < h->nTomb; j++) {
-      int64_t lo = 0, hi = h->nRow - 1, v = h->aTomb[j];
-      int bFound = 0;
-      while (lo <= hi && !bFound) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (h->aRowid[mid] == v) bFound = 1;
-        else if (h->aRowid[mid] < v) lo = mid + 1;
-        else hi = mid - 1;
-      }
-      if (!bFound) {
+      int64_t v = h->aTomb[j];
+      if (colvecSegSearch(h->aRowid, h->nRow, v) < 0) {
         *pzErr = sqlite3_mprintf(
             "colvec: integrity-check: table %s: tombstone for rowid %lld names "
             "segment %lld, which does not hold it",
