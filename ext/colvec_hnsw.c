@@ -589,6 +589,8 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
   const uint32_t nLimit = iLevel ? pGraph->nUpper : pGraph->nNode;
   void *pCtx = pQuery->pCtx;
   uint32_t aNew[2 * COLVEC_HNSW_MAX_M]; /* unvisited neighbours */
+  uint32_t aNode[2 * COLVEC_HNSW_MAX_M]; /* their node ids (xDistBatch) */
+  float aDist[2 * COLVEC_HNSW_MAX_M];   /* their distances (xDistBatch) */
   float dLower = INFINITY;              /* worst distance in aTop */
   ColvecHnswPair x;
 
@@ -626,7 +628,11 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
         aNew[nNew++] = id;
       }
     }
-    if (pQuery->xPrefetch) {
+    if (pQuery->xDistBatch) {
+      for (j = 0; j < nNew; j++)
+        aNode[j] = hnswNodeOf(pGraph, iLevel, aNew[j]);
+      pQuery->xDistBatch(pCtx, aNode, (int)nNew, aDist);
+    } else if (pQuery->xPrefetch) {
       for (j = 0; j < nNew && j < HNSW_PREFETCH_AHEAD; j++) {
         pQuery->xPrefetch(pCtx, hnswNodeOf(pGraph, iLevel, aNew[j]));
       }
@@ -635,11 +641,15 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
     for (j = 0; j < nNew; j++) {
       uint32_t iNode = hnswNodeOf(pGraph, iLevel, aNew[j]);
       float d;
-      if (pQuery->xPrefetch && j + HNSW_PREFETCH_AHEAD < nNew) {
-        pQuery->xPrefetch(
-            pCtx, hnswNodeOf(pGraph, iLevel, aNew[j + HNSW_PREFETCH_AHEAD]));
+      if (pQuery->xDistBatch) {
+        d = aDist[j];
+      } else {
+        if (pQuery->xPrefetch && j + HNSW_PREFETCH_AHEAD < nNew) {
+          pQuery->xPrefetch(
+              pCtx, hnswNodeOf(pGraph, iLevel, aNew[j + HNSW_PREFETCH_AHEAD]));
+        }
+        d = pQuery->xDist(pCtx, iNode);
       }
-      d = pQuery->xDist(pCtx, iNode);
       if (pS->nTop < nEf || d < dLower) {
         x.d = d;
         x.id = aNew[j];

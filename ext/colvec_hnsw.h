@@ -85,13 +85,18 @@ struct ColvecHnswConfig {
 
 /*
 ** What a search needs from its caller. xDist is required; the others may be
-** NULL. pCtx is passed to each of them unchanged.
+** NULL. pCtx is passed to each of them unchanged. When xDistBatch is set,
+** the beam search hands it each expanded node's unvisited neighbours at
+** once (it must give exactly what xDist would, and prefetch as it likes)
+** instead of calling xPrefetch and xDist per neighbour.
 */
 struct ColvecHnswQuery {
   float (*xDist)(void *pCtx, uint32_t iNode);    /* query-to-node distance */
   void (*xPrefetch)(void *pCtx, uint32_t iNode); /* hint: node used soon */
   int (*xAccept)(void *pCtx, uint32_t iNode);    /* 0: traverse, never return */
   void *pCtx;                                    /* caller's context */
+  void (*xDistBatch)(void *pCtx, const uint32_t *aNode, int nNode,
+                     float *aOut); /* xDist of nNode nodes, or NULL */
 };
 
 /* A (distance, id) pair: heap entries, candidates, results. */

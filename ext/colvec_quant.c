@@ -9,8 +9,13 @@
 #include <math.h>
 #include <string.h>
 
-/* How many codes ahead colvecQuantDistanceBatch prefetches. */
-#define QUANT_PREFETCH 4
+/*
+** How many codes ahead colvecQuantDistanceBatch prefetches: in a graph
+** search, all of a node's unvisited neighbours (at most 2M) are requested
+** before the first is scored, measured ~10% faster than 4 ahead (50k x
+** 1536, bit codes).
+*/
+#define QUANT_PREFETCH 64
 
 /* Magic bytes at the start of the serialized form. */
 static const uint8_t quantMagic[4] = {'C', 'V', 'Q', 'Z'};
@@ -23,11 +28,6 @@ static void quantPut32(uint8_t *p, uint32_t u) {
   p[3] = (uint8_t)(u >> 24);
 }
 
-/* Loads a little-endian 32-bit integer from p. */
-static uint32_t quantGet32(const uint8_t *p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-         ((uint32_t)p[3] << 24);
-}
 
 /* Stores r at p as a little-endian IEEE float32. */
 void colvecQuantPutF32(uint8_t *p, float r) {
@@ -36,13 +36,6 @@ void colvecQuantPutF32(uint8_t *p, float r) {
   quantPut32(p, u);
 }
 
-/* Loads a little-endian IEEE float32 from p. */
-float colvecQuantGetF32(const uint8_t *p) {
-  uint32_t u = quantGet32(p);
-  float r;
-  memcpy(&r, &u, 4);
-  return r;
-}
 
 /* FNV-1a hash of n bytes: the checksum of the serialized form. */
 static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
@@ -53,27 +46,6 @@ static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
     h *= 16777619u;
   }
   return h;
-}
-
-/*
-** Turns the kernels' partial result into the distance reported to callers.
-** rBase + f0 - 2*rCross is the squared Euclidean estimate (l2, cosine), and
-** rBase + f0 + rCross the inner-product estimate (dot); f0 is the code's
-** stored factor. Returns Euclidean distance, 1-cos, or -dot; +infinity
-** instead of NaN, so that a corrupt code ranks last and never breaks the
-** caller's comparisons.
-*/
-float colvecQuantFinish(ColvecMetric eMetric, float rBase, float f0,
-                        float rCross) {
-  float r;
-  if (eMetric == COLVEC_METRIC_DOT) {
-    r = -(rBase + f0 + rCross);
-    return r == r ? r : HUGE_VALF;
-  }
-  r = rBase + f0 - 2.0f * rCross;
-  if (r != r) return HUGE_VALF; /* NaN (corrupt code or query): last */
-  if (r < 0.0f) r = 0.0f;
-  return eMetric == COLVEC_METRIC_COSINE ? 0.5f * r : sqrtf(r);
 }
 
 /*
@@ -108,6 +80,21 @@ static int quantCpuHasAvx2(void) {
 }
 
 /*
+** Returns non-zero if the CPU (and the OS, for the register state) runs
+** AVX-512F/BW with the VPOPCNTDQ instruction: the bit codes' popcounts.
+*/
+static int quantCpuHasAvx512Popcnt(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vpopcntdq");
+#else
+  return 0;
+#endif
+}
+
+/*
 ** Allocates a zeroed quantizer with its parameter arrays sized for eType,
 ** nDim and eMetric (already validated). For the bit type also builds the
 ** rotation from iSeed. Returns NULL on allocation failure.
@@ -121,6 +108,7 @@ static ColvecQuant *quantAlloc(ColvecQuantType eType, ColvecMetric eMetric,
   p->eMetric = eMetric;
   p->nDim = nDim;
   p->bAvx2 = quantCpuHasAvx2();
+  p->bAvx512 = p->bAvx2 && quantCpuHasAvx512Popcnt();
   switch (eType) {
   case COLVEC_QUANT_INT8:
     p->nParam = 2 * nDim;
@@ -278,10 +266,10 @@ int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant) {
   if ((a[4] | (a[5] << 8)) != COLVEC_QUANT_VERSION) return COLVEC_CORRUPT;
   eType = a[6];
   eMetric = a[7];
-  if (quantGet32(a + 8) > COLVEC_MAX_DIM) return COLVEC_CORRUPT;
-  nDim = (int)quantGet32(a + 8);
-  nRound = (int)quantGet32(a + 12);
-  iSeed = quantGet32(a + 16) | ((uint64_t)quantGet32(a + 20) << 32);
+  if (colvecQuantGet32(a + 8) > COLVEC_MAX_DIM) return COLVEC_CORRUPT;
+  nDim = (int)colvecQuantGet32(a + 8);
+  nRound = (int)colvecQuantGet32(a + 12);
+  iSeed = colvecQuantGet32(a + 16) | ((uint64_t)colvecQuantGet32(a + 20) << 32);
   if (!quantTypeOk(eType) || !quantMetricOk(eMetric) || nDim < 1) {
     return COLVEC_CORRUPT;
   }
@@ -289,12 +277,12 @@ int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant) {
     return COLVEC_CORRUPT;
   }
   if (eType != COLVEC_QUANT_BIT && iSeed != 0) return COLVEC_CORRUPT;
-  if (quantGet32(a + 24) > 2 * COLVEC_MAX_DIM) return COLVEC_CORRUPT;
-  nParam = (int)quantGet32(a + 24);
+  if (colvecQuantGet32(a + 24) > 2 * COLVEC_MAX_DIM) return COLVEC_CORRUPT;
+  nParam = (int)colvecQuantGet32(a + 24);
   if (n != COLVEC_QUANT_HEADER_BYTES + 4 * (int64_t)nParam + 4) {
     return COLVEC_CORRUPT;
   }
-  if (quantGet32(a + n - 4) != quantChecksum(a, n - 4)) return COLVEC_CORRUPT;
+  if (colvecQuantGet32(a + n - 4) != quantChecksum(a, n - 4)) return COLVEC_CORRUPT;
 
   p = quantAlloc((ColvecQuantType)eType, (ColvecMetric)eMetric, nDim, iSeed);
   if (p == NULL) return COLVEC_NOMEM;
@@ -388,13 +376,18 @@ void colvecQuantQueryClear(ColvecQuantQuery *pQuery) {
 }
 
 /*
-** Chooses scalar (bScalar != 0) or the fastest kernels for later
-** colvecQuantDistance calls. Returns the name of the kernel now in use.
+** Caps the kernels of later colvecQuantDistance calls at eKernel (a
+** COLVEC_QUANT_KERNEL_* value). Returns the name of the kernel now in use.
 */
-const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int bScalar) {
-  pQuery->bScalar = bScalar;
-  if (bScalar || pQuery->pQuant == NULL || !pQuery->pQuant->bAvx2) {
+const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel) {
+  const ColvecQuant *p = pQuery->pQuant;
+  pQuery->eKernel = eKernel;
+  if (eKernel == COLVEC_QUANT_KERNEL_SCALAR || p == NULL || !p->bAvx2) {
     return "scalar";
+  }
+  if (eKernel == COLVEC_QUANT_KERNEL_BEST && p->bAvx512 &&
+      p->eType == COLVEC_QUANT_BIT) {
+    return "avx512";
   }
   return "avx2";
 }
@@ -408,22 +401,30 @@ float colvecQuantDistance(const ColvecQuantQuery *pQuery,
   return colvecQuantIntDistance(pQuery, pCode);
 }
 
+/* Prefetches every cache line of the nByte-byte code at p. */
+static void quantPrefetchCode(const uint8_t *p, int nByte) {
+  int iLine;
+  for (iLine = 0; iLine < nByte; iLine += 64)
+    __builtin_prefetch(p + iLine);
+  __builtin_prefetch(p + nByte - 1);
+}
+
 /*
 ** Estimated distances to nCode codes given by pointer, prefetching the code
-** QUANT_PREFETCH places ahead (every cache line of it).
+** QUANT_PREFETCH places ahead (every cache line of it; the first ones
+** before the loop).
 */
 void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
                               const uint8_t *const *apCode, int nCode,
                               float *aOut) {
-  int i, iLine;
+  int i;
   int bBit = pQuery->pQuant->eType == COLVEC_QUANT_BIT;
   int nByte = pQuery->pQuant->nCodeByte;
+  for (i = 0; i < nCode && i < QUANT_PREFETCH; i++)
+    quantPrefetchCode(apCode[i], nByte);
   for (i = 0; i < nCode; i++) {
     if (i + QUANT_PREFETCH < nCode) {
-      const uint8_t *pNext = apCode[i + QUANT_PREFETCH];
-      for (iLine = 0; iLine < nByte; iLine += 64) {
-        __builtin_prefetch(pNext + iLine);
-      }
+      quantPrefetchCode(apCode[i + QUANT_PREFETCH], nByte);
     }
     aOut[i] = bBit ? colvecQuantBitDistance(pQuery, apCode[i])
                    : colvecQuantIntDistance(pQuery, apCode[i]);

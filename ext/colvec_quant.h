@@ -72,6 +72,9 @@
 
 #include "colvec_core.h"
 
+#include <math.h>
+#include <string.h>
+
 typedef struct ColvecQuant ColvecQuant;
 typedef struct ColvecQuantQuery ColvecQuantQuery;
 
@@ -170,8 +173,13 @@ struct ColvecQuantQuery {
   float rLow;       /* bit: smallest rotated query coordinate */
   float rDelta;     /* bit: step of the 4-bit query quantization */
   float rSumQ;      /* bit: sum of the quantized rotated query */
-  int bScalar; /* non-zero: use the portable kernels even if AVX2 is there */
+  int eKernel;      /* COLVEC_QUANT_KERNEL_*: the fastest kernel allowed */
 };
+
+/* Kernel ceilings for colvecQuantQueryKernel. */
+#define COLVEC_QUANT_KERNEL_BEST 0   /* the fastest kernel the CPU runs */
+#define COLVEC_QUANT_KERNEL_SCALAR 1 /* the portable kernels only */
+#define COLVEC_QUANT_KERNEL_AVX2 2   /* AVX2 at most (no AVX-512) */
 
 /*
 ** Prepares the estimator for query aQuery (nDim floats, not modified) and
@@ -186,11 +194,12 @@ int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
 void colvecQuantQueryClear(ColvecQuantQuery *pQuery);
 
 /*
-** Forces the portable scalar kernels (bScalar != 0) or lets the fastest
-** available one be used (0). For tests and benchmarks. Returns the name of
-** the kernel that colvecQuantDistance will now use ("scalar" or "avx2").
+** Caps the kernels colvecQuantDistance uses for this query at eKernel (a
+** COLVEC_QUANT_KERNEL_* value; BEST by default). For tests and benchmarks.
+** Returns the name of the kernel now in use: "scalar", "avx2" or "avx512"
+** (AVX-512 with VPOPCNTDQ, bit codes only).
 */
-const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int bScalar);
+const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel);
 
 /*
 ** Estimated distance from the prepared query to one code, on the scale of
@@ -222,18 +231,50 @@ struct ColvecQuant {
   float *aParam;         /* int: min[nDim], scale[nDim]; bit: centroid */
   float *aSign;          /* bit: COLVEC_QUANT_ROUNDS*nPad signs (+1/-1) */
   int bAvx2;             /* non-zero if the CPU runs the AVX2 kernels */
+  int bAvx512;           /* non-zero if it runs the AVX-512 VPOPCNTDQ ones */
 };
 
-/* Finishes an estimate: see colvec_quant.c. */
-float colvecQuantFinish(ColvecMetric eMetric, float rBase, float f0,
-                        float rCross);
+/*
+** Turns the kernels' partial result into the distance reported to callers.
+** rBase + f0 - 2*rCross is the squared Euclidean estimate (l2, cosine), and
+** rBase + f0 + rCross the inner-product estimate (dot); f0 is the code's
+** stored factor. Returns Euclidean distance, 1-cos, or -dot; +infinity
+** instead of NaN, so that a corrupt code ranks last and never breaks the
+** caller's comparisons. Inline: it runs once per estimated distance.
+*/
+static inline float colvecQuantFinish(ColvecMetric eMetric, float rBase,
+                                      float f0, float rCross) {
+  float r;
+  if (eMetric == COLVEC_METRIC_DOT) {
+    r = -(rBase + f0 + rCross);
+    return r == r ? r : HUGE_VALF;
+  }
+  r = rBase + f0 - 2.0f * rCross;
+  if (r != r) return HUGE_VALF; /* NaN (corrupt code or query): last */
+  if (r < 0.0f) r = 0.0f;
+  return eMetric == COLVEC_METRIC_COSINE ? 0.5f * r : sqrtf(r);
+}
+
 
 /* Copies v (nDim floats) to aOut, normalised when the metric is cosine. */
 void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut);
 
-/* Stores / loads a little-endian float at p (any alignment). */
+/* Stores a little-endian float at p (any alignment). */
 void colvecQuantPutF32(uint8_t *p, float r);
-float colvecQuantGetF32(const uint8_t *p);
+
+/* Loads a little-endian 32-bit integer from p (inline: per-code factors). */
+static inline uint32_t colvecQuantGet32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+         ((uint32_t)p[3] << 24);
+}
+
+/* Loads a little-endian IEEE float32 from p. */
+static inline float colvecQuantGetF32(const uint8_t *p) {
+  uint32_t u = colvecQuantGet32(p);
+  float r;
+  memcpy(&r, &u, 4);
+  return r;
+}
 
 /* colvec_quant_int.c: int8 and int4. */
 void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,

@@ -16,10 +16,12 @@
 ** and then |x - q|^2 = |qc|^2 + |v|^2 - 2 <v, qc> and
 ** <x, q> = <c, q> + <v, c> + <v, qc>, finished by colvecQuantFinish.
 **
-** The query z is quantized to 4 bits, z[i] ~ lo + delta*u[i], u[i] in 0..15,
-** stored as 4 bit planes, so sum b[i] z[i] ~ lo*popcount(b) +
+** The query z is quantized to 4 bits, z[i] ~ lo + delta*u[i], u[i] in 0..15
+** (rounded to the nearest level by comparisons with the midpoints, exact in
+** every kernel), stored as 4 bit planes, so sum b[i] z[i] ~ lo*popcount(b) +
 ** delta * sum_j 2^j popcount(b & plane_j): integer popcounts only, done by
-** bitCountScalar or its AVX2 twin bitCountAvx2 (identical integers).
+** bitCountScalar or its twins bitCountAvx2 and bitCountAvx512 (identical
+** integers).
 */
 #include "colvec_quant.h"
 
@@ -33,6 +35,8 @@
 
 /* Bits of query precision: 4 planes. */
 #define BIT_QUERY_BITS 4
+/* Levels of the quantized query: 2^BIT_QUERY_BITS. */
+#define BIT_QUERY_LEVELS (1 << BIT_QUERY_BITS)
 
 /* Next value of the splitmix64 generator whose state is *pState. */
 static uint64_t bitSplitmix64(uint64_t *pState) {
@@ -200,6 +204,83 @@ void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
 }
 
 /*
+** Level of the 4-bit query coordinate x: the number of thresholds
+** aThresh[1..15] (non-decreasing) that x reaches, by binary search.
+*/
+static int bitLevel(float x, const float *aThresh) {
+  int u = x >= aThresh[8] ? 8 : 0;
+  if (x >= aThresh[u + 4]) u += 4;
+  if (x >= aThresh[u + 2]) u += 2;
+  if (x >= aThresh[u + 1]) u += 1;
+  return u;
+}
+
+/*
+** Quantizes the rotated query z (64*nWord floats) to 4-bit levels (see
+** bitLevel) and writes them as 4 bit planes of nWord words to aPlane.
+** Returns the sum of the levels.
+*/
+static int64_t bitPlanesScalar(const float *z, int nWord,
+                               const float *aThresh, uint64_t *aPlane) {
+  int64_t nSumU = 0;
+  int w, i, j;
+  for (w = 0; w < nWord; w++) {
+    uint64_t a[BIT_QUERY_BITS] = {0};
+    for (i = 0; i < 64; i++) {
+      uint64_t u = (uint64_t)bitLevel(z[64 * w + i], aThresh);
+      nSumU += (int64_t)u;
+      for (j = 0; j < BIT_QUERY_BITS; j++)
+        a[j] |= ((u >> j) & 1) << i;
+    }
+    for (j = 0; j < BIT_QUERY_BITS; j++)
+      aPlane[j * nWord + w] = a[j];
+  }
+  return nSumU;
+}
+
+#ifdef COLVEC_QUANT_AVX2
+/*
+** AVX2 twin of bitPlanesScalar: a level is the count of thresholds reached
+** (the same exact comparisons), eight coordinates at a time; each plane
+** bit is moved out with a sign-bit mask.
+*/
+__attribute__((target("avx2"))) static int64_t
+bitPlanesAvx2(const float *z, int nWord, const float *aThresh,
+              uint64_t *aPlane) {
+  __m256 aT[BIT_QUERY_LEVELS - 1];
+  __m256i accU = _mm256_setzero_si256();
+  int64_t nSumU;
+  int w, i, j;
+  for (j = 1; j < BIT_QUERY_LEVELS; j++)
+    aT[j - 1] = _mm256_set1_ps(aThresh[j]);
+  for (w = 0; w < nWord; w++) {
+    uint64_t a[BIT_QUERY_BITS] = {0};
+    for (i = 0; i < 64; i += 8) {
+      __m256 v = _mm256_loadu_ps(z + 64 * w + i);
+      __m256i u = _mm256_setzero_si256();
+      for (j = 0; j < BIT_QUERY_LEVELS - 1; j++) {
+        u = _mm256_sub_epi32(
+            u, _mm256_castps_si256(_mm256_cmp_ps(v, aT[j], _CMP_GE_OQ)));
+      }
+      accU = _mm256_add_epi32(accU, u);
+      for (j = 0; j < BIT_QUERY_BITS; j++) {
+        __m256 m = _mm256_castsi256_ps(_mm256_slli_epi32(u, 31 - j));
+        a[j] |= (uint64_t)(unsigned)_mm256_movemask_ps(m) << i;
+      }
+    }
+    for (j = 0; j < BIT_QUERY_BITS; j++)
+      aPlane[j * nWord + w] = a[j];
+  }
+  accU = _mm256_hadd_epi32(accU, accU);
+  accU = _mm256_hadd_epi32(accU, accU);
+  nSumU = (int64_t)_mm256_extract_epi32(accU, 0) +
+          (int64_t)_mm256_extract_epi32(accU, 4);
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return nSumU;
+}
+#endif
+
+/*
 ** Prepares the query: rotated query z in aWeight[0..nPad), its 4-bit
 ** version as bit planes in aPlane, and the constants rBase (|qc|^2 or
 ** <c,q>), rLow, rDelta, rSumQ. The query's buffers are large enough.
@@ -209,7 +290,7 @@ void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
   int i, j, nDim = pQuant->nDim, nPad = pQuant->nPad, nWord = nPad / 64;
   const float *c = pQuant->aParam;
   float *z = pQuery->aWeight, *q = pQuery->aWeight + nPad;
-  float rLow, rHigh, rDelta;
+  float rLow, rHigh, rDelta, aThresh[BIT_QUERY_LEVELS];
   double rBase = 0.0;
   int64_t nSumU = 0;
   colvecQuantInput(pQuant, aQuery, q);
@@ -224,20 +305,20 @@ void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
     if (z[i] < rLow) rLow = z[i];
     if (z[i] > rHigh) rHigh = z[i];
   }
-  rDelta = (rHigh - rLow) / (float)((1 << BIT_QUERY_BITS) - 1);
+  rDelta = (rHigh - rLow) / (float)(BIT_QUERY_LEVELS - 1);
   if (!(rDelta > 0.0f) || !isfinite(rDelta)) rDelta = 0.0f;
-  memset(pQuery->aPlane, 0, sizeof(uint64_t) * BIT_QUERY_BITS * nWord);
-  for (i = 0; i < nPad; i++) {
-    int u = 0;
-    if (rDelta > 0.0f) {
-      float r = (z[i] - rLow) / rDelta + 0.5f;
-      u = r >= 15.0f ? 15 : (r > 0.0f ? (int)r : 0);
-    }
-    nSumU += u;
-    for (j = 0; j < BIT_QUERY_BITS; j++) {
-      pQuery->aPlane[j * nWord + i / 64] |= (uint64_t)((u >> j) & 1)
-                                            << (i & 63);
-    }
+  for (j = 1; j < BIT_QUERY_LEVELS; j++) {
+    /* NaN when rDelta is 0: no comparison holds, every level is 0 */
+    aThresh[j] = rDelta > 0.0f ? rLow + ((float)j - 0.5f) * rDelta : NAN;
+  }
+  aThresh[0] = -INFINITY;
+#ifdef COLVEC_QUANT_AVX2
+  if (pQuant->bAvx2) {
+    nSumU = bitPlanesAvx2(z, nWord, aThresh, pQuery->aPlane);
+  } else
+#endif
+  {
+    nSumU = bitPlanesScalar(z, nWord, aThresh, pQuery->aPlane);
   }
   pQuery->rBase = (float)rBase;
   pQuery->rLow = rLow;
@@ -333,6 +414,40 @@ bitCountAvx2(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
   _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
   return nSum + bitCountPopcnt(pBits, aPlane, w, nWord, pnOne);
 }
+
+/*
+** AVX-512 twin of bitCountScalar over all nWord words, eight at a time with
+** the VPOPCNTDQ instruction; a short last block is loaded under a mask
+** (zeros count nothing).
+*/
+__attribute__((target("avx512f,avx512bw,avx512vpopcntdq"))) static uint64_t
+bitCountAvx512(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
+               uint64_t *pnOne) {
+  __m512i accSum = _mm512_setzero_si512(), accOne = _mm512_setzero_si512();
+  uint64_t nSum;
+  int w;
+  for (w = 0; w < nWord; w += 8) {
+    __mmask8 m = nWord - w >= 8 ? 0xFF : (__mmask8)((1u << (nWord - w)) - 1);
+    __m512i b = _mm512_maskz_loadu_epi64(m, pBits + 8 * w);
+    __m512i s0 = _mm512_popcnt_epi64(
+        _mm512_and_si512(b, _mm512_maskz_loadu_epi64(m, aPlane + w)));
+    __m512i s1 = _mm512_popcnt_epi64(
+        _mm512_and_si512(b, _mm512_maskz_loadu_epi64(m, aPlane + nWord + w)));
+    __m512i s2 = _mm512_popcnt_epi64(_mm512_and_si512(
+        b, _mm512_maskz_loadu_epi64(m, aPlane + 2 * nWord + w)));
+    __m512i s3 = _mm512_popcnt_epi64(_mm512_and_si512(
+        b, _mm512_maskz_loadu_epi64(m, aPlane + 3 * nWord + w)));
+    s0 = _mm512_add_epi64(s0, _mm512_slli_epi64(s1, 1));
+    s2 = _mm512_add_epi64(s2, _mm512_slli_epi64(s3, 1));
+    accSum = _mm512_add_epi64(accSum,
+                              _mm512_add_epi64(s0, _mm512_slli_epi64(s2, 2)));
+    accOne = _mm512_add_epi64(accOne, _mm512_popcnt_epi64(b));
+  }
+  *pnOne += (uint64_t)_mm512_reduce_add_epi64(accOne);
+  nSum = (uint64_t)_mm512_reduce_add_epi64(accSum);
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return nSum;
+}
 #endif
 
 /* Estimated distance from a prepared bit query to one code. */
@@ -344,7 +459,9 @@ float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
   uint64_t nOne = 0, nSum;
   double rIp;
 #ifdef COLVEC_QUANT_AVX2
-  if (pQuant->bAvx2 && !pQuery->bScalar) {
+  if (pQuant->bAvx512 && pQuery->eKernel == COLVEC_QUANT_KERNEL_BEST) {
+    nSum = bitCountAvx512(pCode, pQuery->aPlane, nWord, &nOne);
+  } else if (pQuant->bAvx2 && pQuery->eKernel != COLVEC_QUANT_KERNEL_SCALAR) {
     nSum = bitCountAvx2(pCode, pQuery->aPlane, nWord, &nOne);
   } else
 #endif

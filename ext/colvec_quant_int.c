@@ -220,7 +220,7 @@ float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
   float rCross;
   float f0 = colvecQuantGetF32(pCode + intDataBytes(pQuant));
 #ifdef COLVEC_QUANT_AVX2
-  if (pQuant->bAvx2 && !pQuery->bScalar) {
+  if (pQuant->bAvx2 && pQuery->eKernel != COLVEC_QUANT_KERNEL_SCALAR) {
     rCross = b8 ? intCross8Avx2(pQuery->aWeight, pCode, n)
                 : intCross4Avx2(pQuery->aWeight, pCode, n);
   } else

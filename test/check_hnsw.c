@@ -142,6 +142,21 @@ static void tPrefetch(void *pCtx, uint32_t i) {
   if (i >= q->pData->n) q->bBadPrefetch = 1;
 }
 
+/*
+** Search callback xDistBatch: tQueryDist of each node; counts the nodes
+** given and checks their range (flagged like a bad prefetch).
+*/
+static void tDistBatch(void *pCtx, const uint32_t *aNode, int nNode,
+                       float *aOut) {
+  TQuery *q = (TQuery *)pCtx;
+  int i;
+  for (i = 0; i < nNode; i++) {
+    q->nPrefetch++;
+    if (aNode[i] >= q->pData->n) q->bBadPrefetch = 1;
+    aOut[i] = tQueryDist(pCtx, aNode[i]);
+  }
+}
+
 /* Filter rule of a TQuery. */
 static int tAcceptRule(const TQuery *q, uint32_t i) {
   return q->iMod ? i % q->iMod == q->iRem : i < q->iRem;
@@ -248,7 +263,7 @@ static double tRecall(const ColvecHnsw *pG, const TData *p, int nEf) {
   int i;
   for (i = 0; i < T_NQUERY; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
     uint32_t aGot[T_K], aTruth[T_K];
     float aGotD[T_K], aTruthD[T_K];
     int nGot, nTruth;
@@ -351,7 +366,7 @@ static void tSameResults(const ColvecHnsw *pA, const ColvecHnsw *pB,
   int i, j;
   for (i = 0; i < 50; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
     uint32_t aNodeA[64], aNodeB[64];
     float aDistA[64], aDistB[64];
     int nA, nB;
@@ -477,7 +492,7 @@ START_TEST(test_corruption) {
       }
       for (i = 0; i < 3; i++) {
         TQuery q;
-        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL};
+        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL};
         uint32_t aNode[16];
         float aDist[16];
         int nOut = -1, j;
@@ -513,7 +528,7 @@ END_TEST
 ** least rMin. Returns the overlap.
 */
 static double tFiltered(TQuery *q, int nEf, int k, int nAccepted, double rMin) {
-  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL};
+  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL};
   uint32_t aNode[64], aTruth[64];
   float aDist[64], aTruthD[64];
   int nOut, nTruth, j;
@@ -555,16 +570,19 @@ START_TEST(test_filter) {
 }
 END_TEST
 
-/* xPrefetch sees only valid nodes and does not change the results. */
+/*
+** xPrefetch and xDistBatch see only valid nodes and change nothing: the
+** same nodes and distances as xDist alone.
+*/
 START_TEST(test_prefetch) {
   int i, j;
   tSetup();
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL};
-    uint32_t aA[10], aB[10];
-    float dA[10], dB[10];
-    int nA, nB;
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
+    uint32_t aA[10], aB[10], aC[10];
+    float dA[10], dB[10], dC[10];
+    int nA, nB, nC;
     memset(&q, 0, sizeof(q));
     q.pData = &gL2;
     q.aQ = &gaQuery[(size_t)i * T_DIM];
@@ -576,6 +594,16 @@ START_TEST(test_prefetch) {
     for (j = 0; j < nA; j++)
       T_EQ(aA[j], aB[j]);
     T_GT(q.nPrefetch, 50);
+    T_ASSERT(!q.bBadPrefetch);
+    q.nPrefetch = 0;
+    hq.xDistBatch = tDistBatch;
+    T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aC, dC, &nC), 0);
+    T_EQ(nA, nC);
+    for (j = 0; j < nA; j++) {
+      T_EQ(aA[j], aC[j]);
+      T_ASSERT(dA[j] == dC[j]);
+    }
+    T_GT(q.nPrefetch, 50); /* nodes handed to xDistBatch */
     T_ASSERT(!q.bBadPrefetch);
   }
 }
@@ -599,7 +627,7 @@ START_TEST(test_epoch_wrap) {
   pOld->iEpoch = 65534;
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
     uint32_t aA[10], aB[10];
     float dA[10], dB[10];
     int nA, nB;
@@ -631,7 +659,7 @@ START_TEST(test_small) {
   for (nN = 0; nN <= 5; nN++) {
     TData d = {8, 0, aVec, 0};
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL};
     ColvecHnsw *pG, *pO = NULL;
     uint8_t *a;
     size_t n;

@@ -518,9 +518,9 @@ START_TEST(test_determinism) {
 END_TEST
 
 /*
-** AVX2 and scalar kernels agree: exactly for bit codes (integer popcounts),
-** to float rounding for int codes; the AVX2 rotation gives the same codes
-** and query bit planes as the scalar one; colvecQuantDistanceBatch equals
+** AVX-512, AVX2 and scalar kernels agree: exactly for bit codes (integer
+** popcounts), to float rounding for int codes; the AVX2 rotation and query
+** quantization give the same codes and query bit planes as the scalar ones; colvecQuantDistanceBatch equals
 ** colvecQuantDistance. Dimensions that exercise every tail length.
 */
 START_TEST(test_simd_scalar) {
@@ -546,7 +546,10 @@ START_TEST(test_simd_scalar) {
         memset(&q, 0, sizeof(q));
         ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q),
                          COLVEC_OK);
-        zFast = colvecQuantQueryKernel(&q, 0);
+        zFast = colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
+        if (t == COLVEC_QUANT_BIT && p->bAvx512) {
+          ck_assert_str_eq(zFast, "avx512");
+        }
         if (p->bAvx2) { /* encoding and preparing without AVX2: same bytes */
           uint8_t *aCode2 = malloc((size_t)nCode * 64);
           ColvecQuantQuery q2;
@@ -572,19 +575,29 @@ START_TEST(test_simd_scalar) {
         colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
         for (i = 0; i < 64; i++) {
           float rFast, rScalar;
-          colvecQuantQueryKernel(&q, 0);
+          int eKernel;
+          colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
           rFast = colvecQuantDistance(&q, apCode[i]);
           ck_assert(memcmp(&rFast, &aBatch[i], sizeof(float)) == 0);
-          ck_assert_str_eq(colvecQuantQueryKernel(&q, 1), "scalar");
+          ck_assert_str_eq(
+              colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR), "scalar");
           rScalar = colvecQuantDistance(&q, apCode[i]);
-          if (t == COLVEC_QUANT_BIT) {
-            ck_assert_msg(rFast == rScalar, "%s %g != scalar %g", zFast, rFast,
-                          rScalar);
-          } else {
-            /* float sums in another order; terms as large as rBase */
-            ck_assert_msg(fabsf(rFast - rScalar) <=
-                              2e-6f * (1.0f + fabsf(rScalar) + fabsf(q.rBase)),
-                          "%s %g != scalar %g", zFast, rFast, rScalar);
+          /* every kernel the CPU runs (best, then AVX2 at most) */
+          for (eKernel = COLVEC_QUANT_KERNEL_BEST;
+               eKernel <= COLVEC_QUANT_KERNEL_AVX2; eKernel++) {
+            if (eKernel == COLVEC_QUANT_KERNEL_SCALAR) continue;
+            zFast = colvecQuantQueryKernel(&q, eKernel);
+            rFast = colvecQuantDistance(&q, apCode[i]);
+            if (t == COLVEC_QUANT_BIT) {
+              ck_assert_msg(rFast == rScalar, "%s %g != scalar %g", zFast,
+                            rFast, rScalar);
+            } else {
+              /* float sums in another order; terms as large as rBase */
+              ck_assert_msg(
+                  fabsf(rFast - rScalar) <=
+                      2e-6f * (1.0f + fabsf(rScalar) + fabsf(q.rBase)),
+                  "%s %g != scalar %g", zFast, rFast, rScalar);
+            }
           }
         }
         colvecQuantQueryClear(&q);
