@@ -8,8 +8,8 @@
 # process, then a query process that reopens the database). Writes
 # <out>/results.tsv and results.md (every query configuration), bench.log
 # (each step's stderr, with its "first-query" timing line), prefault.tsv,
-# loadbench.tsv, h2h.tsv, fashion-mnist-matched.md, h2h-matched.md and the
-# recall-vs-QPS plot <out>/fashion-mnist.png.
+# loadbench.tsv, h2h.tsv, access.tsv/.md, fashion-mnist-matched.md,
+# h2h-matched.md and the recall-vs-QPS plot <out>/fashion-mnist.png.
 #
 # usage: tool/bench.sh [--quick] [--all | --fmnist --h2h --s1536 --access
 #                      --prefault --loadbench] [--reuse] [--colvec PATH]
@@ -24,7 +24,8 @@
 #                 colvec default vs its own exact scan and quantize=bit;
 #                 native hnswlib at ef 10 on the first 50k rows
 #   --access      quantize=bit, oversampling 3, k = 20/100/500 on 1536-d
-#                 (50k rows): access=mmap vs access=file
+#                 (50k rows): access=mmap vs access=file, interleaved,
+#                 twice; the ratios in <out>/access.md
 #   --prefault    1536-d default tables (50k rows) with prefault=none,
 #                 willneed, populate: cold (page cache evicted) vs hot
 #                 open-to-first-answer, then QPS
@@ -64,7 +65,7 @@ while [ $# -gt 0 ]; do
     --engines) ENGINES=$2; shift ;;
     --work) WORK=$2; shift ;;
     --out) OUT=$2; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/!p;}' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -281,18 +282,35 @@ section_s1536() {
 }
 
 # section_access: Manticore's mmap-vs-read experiment, k = 20/100/500.
+# The two tables are queried alternately (mmap then file, k by k, twice,
+# 5 passes each) so both see the same background load; access.md gets
+# the mmap/file QPS ratio of each pair.
 section_access() {
-  local a k ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
-                --queries 200 --n "$ACCESS_N")
+  local a k rep ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
+                    --queries 200 --n "$ACCESS_N")
   need_colvec || return 0
   for a in mmap file; do
     run "access=$a load" cvb "${ds[@]}" --label "bit-$a" \
       --options "quantize=bit, access=$a" --phase load "${REUSE[@]}"
+  done
+  : >"$OUT/access.tsv"
+  for rep in 1 2; do
     for k in 20 100 500; do
-      run "access=$a k=$k" cvb "${ds[@]}" --label "bit-$a" --phase query \
-        --tsv "$TSV" --md "$MD" --runs "$RUNS" --k "$k" --oversampling 3
+      for a in mmap file; do
+        run "access=$a k=$k (pair $rep)" cvb "${ds[@]}" --label "bit-$a" \
+          --phase query --tsv "$OUT/access.tsv" --md "$MD" --runs 5 \
+          --k "$k" --oversampling 3
+      done
     done
   done
+  cat "$OUT/access.tsv" >>"$TSV"
+  # rows alternate mmap, file: pair them up (columns 7 k, 16 qps, 19 recall)
+  awk -F'\t' 'BEGIN { print "| k | QPS mmap | QPS file | mmap/file | recall |";
+                      print "|--:|--:|--:|--:|--:|" }
+               $2 ~ /-mmap$/ { k = $7; m = $16; r = $19 }
+               $2 ~ /-file$/ && $7 == k { printf "| %s | %.1f | %.1f | **%.2fx** | %s |\n", k, m, $16, m / $16, r }' \
+    "$OUT/access.tsv" >"$OUT/access.md"
+  cat "$OUT/access.md" >&2
 }
 
 # section_prefault: Qdrant's cold-start experiment: open to first answer
