@@ -285,19 +285,11 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
 static int cursorScanSettle(ColvecCursor *pCur) {
   while (pCur->iSeg < pCur->nSeg) {
     ColvecSegHandle *h = pCur->apSeg[pCur->iSeg];
-    const uint8_t *aBits = pCur->aaBits[pCur->iSeg];
-    int64_t i = pCur->iRow;
-    while (i < h->nRow) {
-      uint8_t b = aBits[i >> 3] >> (i & 7);
-      if (b == 0) {
-        i = (i | 7) + 1;
-        continue;
-      }
-      if (b & 1) {
-        pCur->iRow = i;
-        return SQLITE_OK;
-      }
-      i++;
+    int64_t i =
+        colvecBitmapNext(pCur->aaBits[pCur->iSeg], pCur->iRow, h->nRow);
+    if (i < h->nRow) {
+      pCur->iRow = i;
+      return SQLITE_OK;
     }
     pCur->iSeg++;
     pCur->iRow = 0;

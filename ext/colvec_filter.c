@@ -639,6 +639,19 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
   return rc;
 }
 
+/* First set bit at or after i; see header. */
+int64_t colvecBitmapNext(const uint8_t *aBits, int64_t i, int64_t nRow) {
+  while (i < nRow) {
+    unsigned b = (unsigned)(aBits[i >> 3] >> (i & 7));
+    if (b != 0) {
+      i += __builtin_ctz(b);
+      return i < nRow ? i : nRow;
+    }
+    i = (i | 7) + 1;
+  }
+  return nRow;
+}
+
 /* Counts set bits among the first nRow bits; see header. */
 int64_t colvecBitmapCount(const uint8_t *aBits, int64_t nRow) {
   int64_t nFull = nRow >> 3, i, nSet = 0;

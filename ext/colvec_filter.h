@@ -99,4 +99,10 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
 /* Returns the number of bits set among the first nRow bits of aBits. */
 int64_t colvecBitmapCount(const uint8_t *aBits, int64_t nRow);
 
+/*
+** Returns the index of the first set bit of aBits at or after i, or nRow
+** when none of bits i..nRow-1 is set. Skips clear bytes whole.
+*/
+int64_t colvecBitmapNext(const uint8_t *aBits, int64_t i, int64_t nRow);
+
 #endif /* COLVEC_FILTER_H */

@@ -74,15 +74,9 @@ int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
     pBuf = sqlite3_malloc(pCol->nByte);
     if (pBuf == NULL) return SQLITE_NOMEM;
   }
-  for (i = 0; i < h->nRow; i++) {
+  for (i = aBits ? colvecBitmapNext(aBits, 0, h->nRow) : 0; i < h->nRow;
+       i = aBits ? colvecBitmapNext(aBits, i + 1, h->nRow) : i + 1) {
     const void *pVec;
-    if (aBits) {
-      if (aBits[i >> 3] == 0) {
-        i |= 7;
-        continue;
-      }
-      if (!((aBits[i >> 3] >> (i & 7)) & 1)) continue;
-    }
     pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
     if (pVec == NULL) {
       rc = COLVEC_CORRUPT_VTAB;

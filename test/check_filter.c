@@ -961,6 +961,44 @@ static void tfBench(void) {
   free(aByte);
 }
 
+/*
+** colvecBitmapNext finds every set bit in order, and nothing past nRow,
+** on random bitmaps of every density (all clear to all set) and sizes
+** that end inside a byte, with stray set bits beyond nRow.
+*/
+START_TEST(test_bitmap_next) {
+  static const int anRow[] = {0, 1, 7, 8, 9, 63, 64, 65, 1000, 4099};
+  static const int anPerMille[] = {0, 1, 50, 500, 999, 1000};
+  uint8_t aBits[4099 / 8 + 2];
+  uint64_t iState = 7;
+  int r, d;
+  for (r = 0; r < (int)(sizeof(anRow) / sizeof(anRow[0])); r++) {
+    for (d = 0; d < (int)(sizeof(anPerMille) / sizeof(anPerMille[0])); d++) {
+      int64_t nRow = anRow[r], i, iNext = -1, nSeen = 0;
+      memset(aBits, 0xff, sizeof(aBits)); /* bits past nRow stay set */
+      for (i = 0; i < nRow; i++) {
+        iState = iState * 6364136223846793005ULL + 1442695040888963407ULL;
+        if ((int)((iState >> 33) % 1000) >= anPerMille[d]) {
+          aBits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+        }
+      }
+      for (i = 0; i < nRow; i++) {
+        int bSet = (aBits[i >> 3] >> (i & 7)) & 1;
+        if (iNext < i) iNext = colvecBitmapNext(aBits, i, nRow);
+        if (bSet) {
+          ck_assert_int_eq(iNext, i);
+          nSeen++;
+        } else {
+          ck_assert_int_gt(iNext, i);
+        }
+      }
+      ck_assert_int_eq(colvecBitmapNext(aBits, nRow, nRow), nRow);
+      ck_assert_int_eq(nSeen, colvecBitmapCount(aBits, nRow));
+    }
+  }
+}
+END_TEST
+
 /* Builds the suite. */
 static Suite *tfSuite(void) {
   Suite *s = suite_create("filter");
@@ -971,6 +1009,7 @@ static Suite *tfSuite(void) {
   tcase_add_test(tc, test_sizes);
   tcase_add_test(tc, test_and);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_bitmap_next);
   suite_add_tcase(s, tc);
   return s;
 }
