@@ -81,6 +81,10 @@ struct ColvecHnswConfig {
   int nEfC;    /* efConstruction: beam width while building (1..4096) */
   int nBatch;  /* nodes per insertion batch; part of the output's identity */
   int nThread; /* worker threads (1..64); never changes the output */
+  void (*xPrefetch)(void *pCtx, uint32_t iNode); /* hint: node's data needed
+                                                 ** soon (build's pCtx); NULL:
+                                                 ** none; never changes the
+                                                 ** output */
 };
 
 /*

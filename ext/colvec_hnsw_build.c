@@ -41,7 +41,8 @@ typedef struct HnswWorker HnswWorker;
 /* The query "distance to node iQuery", as a ColvecHnswQuery context. */
 struct HnswBuildQuery {
   float (*xDist)(void *, uint32_t, uint32_t); /* caller's exact distance */
-  void *pCtx;                                 /* its context */
+  void (*xPrefetch)(void *, uint32_t);        /* caller's hint, or NULL */
+  void *pCtx;                                 /* their context */
   uint32_t iQuery;                            /* node being inserted */
 };
 
@@ -64,7 +65,8 @@ struct HnswBuild {
   ColvecHnsw *pGraph;                         /* graph being filled */
   const uint8_t *aLevel;                      /* level of each node */
   float (*xDist)(void *, uint32_t, uint32_t); /* exact node distance */
-  void *pCtx;                                 /* its context */
+  void (*xPrefetch)(void *, uint32_t);        /* caller's hint, or NULL */
+  void *pCtx;                                 /* their context */
   uint32_t nEfC;                              /* efConstruction */
   uint32_t nBatch;                            /* nodes per batch */
   int nWorker;                                /* workers (threads) */
@@ -87,6 +89,23 @@ static float hnswBuildQueryDist(void *pCtx, uint32_t iNode) {
   HnswBuildQuery *p = (HnswBuildQuery *)pCtx;
   float d = p->xDist(p->pCtx, p->iQuery, iNode);
   return d != d ? INFINITY : d;
+}
+
+/* ColvecHnswQuery.xPrefetch for the build: the caller's hint. */
+static void hnswBuildQueryPrefetch(void *pCtx, uint32_t iNode) {
+  HnswBuildQuery *p = (HnswBuildQuery *)pCtx;
+  p->xPrefetch(p->pCtx, iNode);
+}
+
+/* ColvecHnswQuery.xDistBatch for the build: all hints, then distances. */
+static void hnswBuildQueryDistBatch(void *pCtx, const uint32_t *aNode,
+                                    int nNode, float *aOut) {
+  HnswBuildQuery *p = (HnswBuildQuery *)pCtx;
+  int i;
+  for (i = 0; i < nNode; i++)
+    p->xPrefetch(p->pCtx, aNode[i]);
+  for (i = 0; i < nNode; i++)
+    aOut[i] = hnswBuildQueryDist(pCtx, aNode[i]);
 }
 
 /* Node id of local id `id` on iLevel (directory index above level 0). */
@@ -347,8 +366,13 @@ static int hnswWorkersInit(HnswBuild *pB) {
     pW->pBuild = pB;
     pW->iWorker = i;
     pW->bq.xDist = pB->xDist;
+    pW->bq.xPrefetch = pB->xPrefetch;
     pW->bq.pCtx = pB->pCtx;
     pW->query.xDist = hnswBuildQueryDist;
+    if (pB->xPrefetch) {
+      pW->query.xPrefetch = hnswBuildQueryPrefetch;
+      pW->query.xDistBatch = hnswBuildQueryDistBatch;
+    }
     pW->query.pCtx = &pW->bq;
     pW->aCand = (ColvecHnswPair *)colvecMallocZero(
         &rc, (int64_t)nCand * (int64_t)sizeof(ColvecHnswPair));
@@ -418,6 +442,7 @@ int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
   memset(&b, 0, sizeof(b));
   b.aLevel = aLevel;
   b.xDist = xDist;
+  b.xPrefetch = pConfig ? pConfig->xPrefetch : NULL;
   b.pCtx = pCtx;
   b.nEfC = (uint32_t)nEfC;
   b.nBatch = (uint32_t)nBatch;

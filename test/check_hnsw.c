@@ -217,6 +217,17 @@ static ColvecHnsw *gpL2;      /* graph of gL2, built with 2 threads */
 static ColvecHnsw *gpDot;     /* graph of gDot, efConstruction 100 */
 static ColvecHnswSearch *gpS; /* shared search scratch */
 
+/* Calls of tBuildPrefetch, and whether one named a node out of range. */
+static int gnBuildPrefetch;
+static int gbBadBuildPrefetch;
+
+/* Build hint (ColvecHnswConfig.xPrefetch): counts calls, checks the id. */
+static void tBuildPrefetch(void *pCtx, uint32_t iNode) {
+  const TData *p = (const TData *)pCtx;
+  __atomic_fetch_add(&gnBuildPrefetch, 1, __ATOMIC_RELAXED);
+  if (iNode >= p->n) __atomic_store_n(&gbBadBuildPrefetch, 1, __ATOMIC_RELAXED);
+}
+
 /* Builds a graph of p with the given config; fails the test on error. */
 static ColvecHnsw *tBuild(const TData *p, int nM, int nEfC, int nThread) {
   ColvecHnswConfig cfg;
@@ -337,23 +348,39 @@ END_TEST
 */
 START_TEST(test_determinism) {
   TData sub;
-  ColvecHnsw *p1, *p2;
-  uint8_t *a1, *a2;
-  size_t n1, n2;
+  ColvecHnsw *p1, *p2, *p3 = NULL;
+  ColvecHnswConfig cfg;
+  uint8_t *a1, *a2, *a3;
+  size_t n1, n2, n3;
   tSetup();
   sub = gL2;
   sub.n = 3000;
   p1 = tBuild(&sub, 0, 0, 1);
   p2 = tBuild(&sub, 0, 0, 2);
+  /* the prefetch hint changes nothing either (and is called, in range) */
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.nThread = 2;
+  cfg.xPrefetch = tBuildPrefetch;
+  gnBuildPrefetch = 0;
+  gbBadBuildPrefetch = 0;
+  T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &p3),
+       COLVEC_OK);
+  T_GT(gnBuildPrefetch, 1000);
+  T_ASSERT(!gbBadBuildPrefetch);
   a1 = tSerialize(p1, &n1);
   a2 = tSerialize(p2, &n2);
+  a3 = tSerialize(p3, &n3);
   T_EQ(n1, n2);
   T_ASSERT(memcmp(a1, a2, n1) == 0);
+  T_EQ(n1, n3);
+  T_ASSERT(memcmp(a1, a3, n1) == 0);
   T_GE(colvecHnswMaxLevel(p1), 2);
   free(a1);
   free(a2);
+  free(a3);
   colvecHnswFree(p1);
   colvecHnswFree(p2);
+  colvecHnswFree(p3);
 }
 END_TEST
 
@@ -737,7 +764,7 @@ START_TEST(test_oom) {
   d.bDot = 0;
   tGenerate(aVec, 300, 8, 11);
   for (i = 0; rc == COLVEC_NOMEM; i++) {
-    ColvecHnswConfig cfg = {4, 16, 8, 2};
+    ColvecHnswConfig cfg = {4, 16, 8, 2, NULL};
     ColvecHnsw *pG = NULL, *pO = NULL;
     colvecMemFailAfter(i);
     rc = colvecHnswBuild(&cfg, 300, NULL, NULL, tNodeDist, &d, &pG);
