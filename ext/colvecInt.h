@@ -439,12 +439,15 @@ void colvecIndexScratchFree(ColvecIndexScratch *p);
 void colvecIndexFree(ColvecSegIndex *p);
 
 /*
-** Writes the quantizer, codes and graph sections of vector column iCol for
-** nRow vectors held contiguously at aVec (float32, row order) with rowids
-** aRowid. Returns SQLITE_OK or an error with *pzErr set.
+** Writes the index sections of vector column iCol for nRow vectors held
+** contiguously at aVec (the column's element type, row order) with rowids
+** aRowid: quantizer and codes (float columns with quantize != none), and
+** the graph (segments of COLVEC_INDEX_MIN_ROWS rows or more, unless
+** index=none; int8 and bit columns are traversed on their own vectors).
+** Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
-                     const float *aVec, int64_t nRow, const int64_t *aRowid,
+                     const void *aVec, int64_t nRow, const int64_t *aRowid,
                      char **pzErr);
 
 /*

@@ -217,7 +217,7 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
 /*
 ** Appends the vectors of vector column iCol in row order, then the
 ** column's index sections (quantizer, codes, graph), built from a
-** contiguous copy of the float32 vectors.
+** contiguous copy of the vectors.
 */
 static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                const ColvecSource *aSrc, const CompactRow *aRow,
@@ -225,9 +225,9 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   const ColvecColumn *pCol = &pC->aCol[iCol];
-  int bIndex = pCol->eElem == COLVEC_ELEM_F32 &&
-               (pCol->eQuant != COLVEC_QUANT_NONE ||
-                (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex));
+  int bIndex = (pCol->eElem == COLVEC_ELEM_F32 &&
+                pCol->eQuant != COLVEC_QUANT_NONE) ||
+               (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex);
   uint8_t *aAll = NULL;
   int64_t *aRowid = NULL;
   int64_t i;
@@ -263,8 +263,7 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   }
   if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
   if (rc == COLVEC_OK && aAll) {
-    rc = colvecIndexWrite(pW, pC, iCol, (const float *)aAll, nRow, aRowid,
-                          pzErr);
+    rc = colvecIndexWrite(pW, pC, iCol, aAll, nRow, aRowid, pzErr);
   }
   sqlite3_free(aAll);
   sqlite3_free(aRowid);

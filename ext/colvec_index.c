@@ -80,40 +80,40 @@ void colvecIndexScratchFree(ColvecIndexScratch *p) {
   memset(p, 0, sizeof(*p));
 }
 
-/* Build context: the contiguous float32 vectors of the new segment. */
+/* Build context: the contiguous vectors of the new segment. */
 typedef struct IndexBuild IndexBuild;
 struct IndexBuild {
-  const float *aVec;     /* nRow x nDim floats */
-  int nDim;              /* dimensions */
-  ColvecMetric eMetric;  /* metric */
+  const uint8_t *aVec;     /* nRow vectors of nByte bytes */
+  int nByte;               /* bytes per vector */
+  int nDim;                /* dimensions */
+  ColvecElem eElem;        /* element type (float32, int8 or bit) */
+  ColvecMetric eMetric;    /* metric */
   const ColvecKernels *pK; /* kernels */
 };
 
 /*
-** Exact distance between nodes a and b while building (thread-safe). l2 is
-** left squared: the graph only compares distances.
+** Exact distance between nodes a and b while building (thread-safe). l2 on
+** float32 is left squared: the graph only compares distances.
 */
 static float indexBuildDist(void *pCtx, uint32_t a, uint32_t b) {
   const IndexBuild *p = (const IndexBuild *)pCtx;
-  const float *x = p->aVec + (size_t)a * p->nDim;
-  const float *y = p->aVec + (size_t)b * p->nDim;
-  switch (p->eMetric) {
-  case COLVEC_METRIC_L2:
-    return p->pK->xL2sqF32(x, y, p->nDim);
-  case COLVEC_METRIC_DOT:
-    return -p->pK->xDotF32(x, y, p->nDim);
-  default:
-    return (float)colvecDistance(p->pK, p->eMetric, COLVEC_ELEM_F32, x, y,
-                                 p->nDim);
+  const uint8_t *x = p->aVec + (size_t)a * p->nByte;
+  const uint8_t *y = p->aVec + (size_t)b * p->nByte;
+  if (p->eElem == COLVEC_ELEM_F32 && p->eMetric == COLVEC_METRIC_L2) {
+    return p->pK->xL2sqF32((const float *)x, (const float *)y, p->nDim);
   }
+  if (p->eElem == COLVEC_ELEM_F32 && p->eMetric == COLVEC_METRIC_DOT) {
+    return -p->pK->xDotF32((const float *)x, (const float *)y, p->nDim);
+  }
+  return (float)colvecDistance(p->pK, p->eMetric, p->eElem, x, y, p->nDim);
 }
 
 /* Build hint: prefetches every cache line of node iNode's vector. */
 static void indexBuildPrefetch(void *pCtx, uint32_t iNode) {
   const IndexBuild *p = (const IndexBuild *)pCtx;
-  const char *a = (const char *)(p->aVec + (size_t)iNode * p->nDim);
-  int i, n = p->nDim * (int)sizeof(float);
-  for (i = 0; i < n; i += 64)
+  const uint8_t *a = p->aVec + (size_t)iNode * p->nByte;
+  int i;
+  for (i = 0; i < p->nByte; i += 64)
     __builtin_prefetch(a + i);
 }
 
@@ -128,18 +128,19 @@ static int indexSection(ColvecSegWriter *pW, uint32_t eKind, int iCol,
 
 /* Writes the index sections of one column; see colvecInt.h. */
 int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
-                     const float *aVec, int64_t nRow, const int64_t *aRowid,
+                     const void *aVec, int64_t nRow, const int64_t *aRowid,
                      char **pzErr) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
   ColvecQuant *pQuant = NULL;
   ColvecHnsw *pGraph = NULL;
   uint8_t *aBuf = NULL;
   int rc = COLVEC_OK;
-  if (pCol->eElem != COLVEC_ELEM_F32 || nRow == 0) return SQLITE_OK;
-  if (pCol->eQuant != COLVEC_QUANT_NONE) {
+  if (nRow == 0) return SQLITE_OK;
+  if (pCol->eElem == COLVEC_ELEM_F32 && pCol->eQuant != COLVEC_QUANT_NONE) {
+    const float *aF32 = (const float *)aVec;
     int64_t nCode;
     rc = colvecQuantTrain((ColvecQuantType)pCol->eQuant, pCol->eMetric,
-                          pCol->nDim, aVec, nRow, pCol->nDim, &pQuant);
+                          pCol->nDim, aF32, nRow, pCol->nDim, &pQuant);
     if (rc == COLVEC_OK) {
       int64_t nSer = colvecQuantSerializedBytes(pQuant);
       nCode = colvecQuantCodeBytes(pQuant);
@@ -151,7 +152,7 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
         rc = indexSection(pW, COLVEC_SEG_QUANT, iCol, 0, aBuf, nSer);
       }
       if (rc == COLVEC_OK) {
-        rc = colvecQuantEncodeBatch(pQuant, aVec, nRow, pCol->nDim, aBuf);
+        rc = colvecQuantEncodeBatch(pQuant, aF32, nRow, pCol->nDim, aBuf);
       }
       if (rc == COLVEC_OK) {
         rc = indexSection(pW, COLVEC_SEG_CODES, iCol, (uint32_t)nCode, aBuf,
@@ -170,8 +171,10 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
     cfg.nBatch = COLVEC_HNSW_DEFAULT_BATCH;
     cfg.nThread = pC->nBuildThread;
     cfg.xPrefetch = indexBuildPrefetch;
-    ctx.aVec = aVec;
+    ctx.aVec = (const uint8_t *)aVec;
+    ctx.nByte = pCol->nByte;
     ctx.nDim = pCol->nDim;
+    ctx.eElem = pCol->eElem;
     ctx.eMetric = pCol->eMetric;
     ctx.pK = colvecKernelsBest();
     rc = colvecHnswBuild(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
@@ -564,8 +567,26 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                              (long long)h->iSegid, pC->zName);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
   }
-  if (!q->bRescore || pIdx->pQuant == NULL) {
-    /* estimated distances as they are (exact when traversing float32) */
+  if (pIdx->pQuant == NULL) {
+    /* traversed on the stored vectors: exact distances, which the search
+    ** kept in float; the results' are recomputed as an exact scan reports
+    ** them (double), so both kinds of segment rank alike */
+    int i;
+    for (i = 0; i < nOut; i++) {
+      const void *pVec = pIdx->aVecBase
+                             ? pIdx->aVecBase + (size_t)s->aNode[i] * pCol->nByte
+                             : colvecSegVector(h, pCol, q->iCol, s->aNode[i],
+                                               s->pBuf, pzErr);
+      if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+      colvecTopkPush(pTopk,
+                     colvecDistance(ctx.pK, pCol->eMetric, pCol->eElem,
+                                    q->pVec, pVec, pCol->nDim),
+                     h->aRowid[s->aNode[i]]);
+    }
+    return SQLITE_OK;
+  }
+  if (!q->bRescore) {
+    /* the codes' estimates as they are */
     int i;
     for (i = 0; i < nOut; i++) {
       colvecTopkPush(pTopk, s->aDist[i], h->aRowid[s->aNode[i]]);
