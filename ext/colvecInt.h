@@ -430,6 +430,7 @@ struct ColvecIndexScratch {
   int nCand;                 /* capacity of aNode / aDist */
   const void **apVec;        /* rescoring: vector pointers of a batch */
   void *pBuf;                /* access=file: one vector */
+  int nBuf;                  /* bytes allocated at pBuf */
 };
 
 /* Frees the scratch's buffers (the struct itself is the caller's). */

@@ -374,8 +374,8 @@ static int indexNodeCmp(const void *a, const void *b) {
 }
 
 /*
-** Makes room for nCand candidates in the scratch. Returns SQLITE_OK or
-** SQLITE_NOMEM.
+** Makes room in the scratch for nCand candidates and one vector of nByte
+** bytes (access=file reads). Returns SQLITE_OK or SQLITE_NOMEM.
 */
 static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
   if (s->pSearch == NULL && colvecHnswSearchNew(&s->pSearch) != COLVEC_OK) {
@@ -395,9 +395,13 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
     s->apVec = apVec;
     s->nCand = nCand;
   }
-  if (s->pBuf == NULL) {
-    s->pBuf = sqlite3_malloc(nByte > 0 ? nByte : 8);
-    if (s->pBuf == NULL) return SQLITE_NOMEM;
+  if (nByte > s->nBuf) {
+    /* the scratch serves every vector column of the table: grow to the
+    ** widest one searched so far */
+    void *pBuf = sqlite3_realloc(s->pBuf, nByte);
+    if (pBuf == NULL) return SQLITE_NOMEM;
+    s->pBuf = pBuf;
+    s->nBuf = nByte;
   }
   return SQLITE_OK;
 }
