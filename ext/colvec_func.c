@@ -95,10 +95,12 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                       "sqlite_min_version=%d\n"
                       "kernels_available=%s\n"
                       "kernels_chosen=%s\n"
+                      "code_kernels=%s\n"
                       "build=%s",
                       COLVEC_VERSION, sqlite3_libversion(),
                       COLVEC_MIN_SQLITE_VERSION_NUMBER,
                       colvecKernelsAvailable(), colvecKernelsBest()->zName,
+                      colvecQuantKernelName(),
 #ifdef COLVEC_DEBUG
                       "debug"
 #else

@@ -5,6 +5,7 @@
 ** See colvec_quant.h for the design and the on-disk layout.
 */
 #include "colvec_quant.h"
+#include "colvec_distance.h"
 
 #include <math.h>
 #include <string.h>
@@ -95,6 +96,29 @@ static int quantCpuHasAvx512Popcnt(void) {
 }
 
 /*
+** Sets *pbAvx2 and *pbAvx512 to whether quantizers may use their AVX2 and
+** AVX-512 kernels: when the CPU runs them, capped at the distance kernel
+** set in use (colvecKernelsBest, which honours COLVEC_KERNELS): scalar (or
+** NEON) allows no x86 kernel here, AVX2 no AVX-512 one. One variable then
+** fixes every kernel.
+*/
+static void quantKernels(int *pbAvx2, int *pbAvx512) {
+  const char *zSet = colvecKernelsBest()->zName;
+  *pbAvx2 = quantCpuHasAvx2();
+  *pbAvx512 = *pbAvx2 && quantCpuHasAvx512Popcnt();
+  if (strcmp(zSet, "avx512") == 0) return;
+  *pbAvx512 = 0;
+  if (strcmp(zSet, "avx2") != 0) *pbAvx2 = 0;
+}
+
+/* Name of the fastest code kernel quantizers use (colvec_debug). */
+const char *colvecQuantKernelName(void) {
+  int bAvx2, bAvx512;
+  quantKernels(&bAvx2, &bAvx512);
+  return bAvx512 ? "avx512" : (bAvx2 ? "avx2" : "scalar");
+}
+
+/*
 ** Allocates a zeroed quantizer with its parameter arrays sized for eType,
 ** nDim and eMetric (already validated). For the bit type also builds the
 ** rotation from iSeed. Returns NULL on allocation failure.
@@ -107,8 +131,7 @@ static ColvecQuant *quantAlloc(ColvecQuantType eType, ColvecMetric eMetric,
   p->eType = eType;
   p->eMetric = eMetric;
   p->nDim = nDim;
-  p->bAvx2 = quantCpuHasAvx2();
-  p->bAvx512 = p->bAvx2 && quantCpuHasAvx512Popcnt();
+  quantKernels(&p->bAvx2, &p->bAvx512);
   switch (eType) {
   case COLVEC_QUANT_INT8:
     p->nParam = 2 * nDim;

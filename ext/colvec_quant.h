@@ -194,6 +194,12 @@ int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
 void colvecQuantQueryClear(ColvecQuantQuery *pQuery);
 
 /*
+** Name of the fastest kernel quantizers use for codes ("avx512" for bit
+** codes with VPOPCNTDQ, "avx2", "scalar"), after COLVEC_KERNELS's cap.
+*/
+const char *colvecQuantKernelName(void);
+
+/*
 ** Caps the kernels colvecQuantDistance uses for this query at eKernel (a
 ** COLVEC_QUANT_KERNEL_* value; BEST by default). For tests and benchmarks.
 ** Returns the name of the kernel now in use: "scalar", "avx2" or "avx512"
