@@ -82,13 +82,15 @@ static int quantCpuHasAvx2(void) {
 
 /*
 ** Returns non-zero if the CPU (and the OS, for the register state) runs
-** AVX-512F/BW with the VPOPCNTDQ instruction: the bit codes' popcounts.
+** AVX-512F/BW/VL with the VPOPCNTDQ instruction (the bit codes' popcounts;
+** the int8 kernel needs F/BW/VL).
 */
 static int quantCpuHasAvx512Popcnt(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") &&
          __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
          __builtin_cpu_supports("avx512vpopcntdq");
 #else
   return 0;
@@ -409,7 +411,7 @@ const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel) {
     return "scalar";
   }
   if (eKernel == COLVEC_QUANT_KERNEL_BEST && p->bAvx512 &&
-      p->eType == COLVEC_QUANT_BIT) {
+      (p->eType == COLVEC_QUANT_BIT || p->eType == COLVEC_QUANT_INT8)) {
     return "avx512";
   }
   return "avx2";

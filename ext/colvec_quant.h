@@ -195,7 +195,7 @@ void colvecQuantQueryClear(ColvecQuantQuery *pQuery);
 
 /*
 ** Name of the fastest kernel quantizers use for codes ("avx512" for bit
-** codes with VPOPCNTDQ, "avx2", "scalar"), after COLVEC_KERNELS's cap.
+** and int8 codes, "avx2", "scalar"), after COLVEC_KERNELS's cap.
 */
 const char *colvecQuantKernelName(void);
 
@@ -203,7 +203,7 @@ const char *colvecQuantKernelName(void);
 ** Caps the kernels colvecQuantDistance uses for this query at eKernel (a
 ** COLVEC_QUANT_KERNEL_* value; BEST by default). For tests and benchmarks.
 ** Returns the name of the kernel now in use: "scalar", "avx2" or "avx512"
-** (AVX-512 with VPOPCNTDQ, bit codes only).
+** (AVX-512 F/BW/VL with VPOPCNTDQ; bit and int8 codes).
 */
 const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel);
 
@@ -237,7 +237,7 @@ struct ColvecQuant {
   float *aParam;         /* int: min[nDim], scale[nDim]; bit: centroid */
   float *aSign;          /* bit: COLVEC_QUANT_ROUNDS*nPad signs (+1/-1) */
   int bAvx2;             /* non-zero if the CPU runs the AVX2 kernels */
-  int bAvx512;           /* non-zero if it runs the AVX-512 VPOPCNTDQ ones */
+  int bAvx512;           /* non-zero if it runs the AVX-512 ones (bit, int8) */
 };
 
 /*
