@@ -22,7 +22,9 @@
 #                 by ef, 5 passes each (the matched-recall ratio)
 #   --s1536       synthetic 200k x 1536 (64 clusters, seed 1, 200 queries):
 #                 colvec default vs its own exact scan and quantize=bit;
-#                 native hnswlib at ef 10 on the first 50k rows
+#                 native hnswlib at ef 10 on the first 50k rows; the peers
+#                 on the full set, then interleaved ef by ef with colvec
+#                 (<out>/s1536-peers.tsv)
 #   --access      quantize=bit, oversampling 3, k = 20/100/500 on 1536-d
 #                 (50k rows): access=mmap vs access=file, interleaved,
 #                 twice; the ratios in <out>/access.md
@@ -279,6 +281,25 @@ section_s1536() {
   run "s1536 colvec sweep" cvb "${ds[@]}" --n "$S1536_N" \
     --label s1536-default --phase query --tsv "$TSV" --md "$MD" \
     --runs "$RUNS" --ef 0,10,32,80,96,128
+  # the three HNSW engines one after another at each ef, so that each
+  # ef's three figures share the machine's load (s1536-peers.tsv)
+  local ef peers=(--tsv "$OUT/s1536-peers.tsv" --md "$OUT/s1536-peers.md")
+  : >"$OUT/s1536-peers.tsv"
+  : >"$OUT/s1536-peers.md"
+  for ef in 16 32 48 64 96 128; do
+    run "s1536 peers ef=$ef colvec" cvb "${ds[@]}" --n "$S1536_N" \
+      --label s1536-default --phase query --ef "$ef" --runs "$RUNS" \
+      "${peers[@]}"
+    run "s1536 peers ef=$ef hnswlib" "$BIN/hnswlib-bench" --work-dir "$WORK" \
+      "${ds[@]}" --n "$S1536_N" --reuse 1 --ef "$ef" --runs "$RUNS" \
+      "${peers[@]}"
+    run "s1536 peers ef=$ef vectorlite" "$BIN/colvec-bench" \
+      --engine vectorlite --ext "$VECTORLITE_SO" --work-dir "$WORK" \
+      "${ds[@]}" --n "$S1536_N" --phase query --ef "$ef" --runs "$RUNS" \
+      "${peers[@]}"
+  done
+  run "s1536 peers colvec defaults" cvb "${ds[@]}" --n "$S1536_N" \
+    --label s1536-default --phase query --runs "$RUNS" "${peers[@]}"
 }
 
 # section_access: Manticore's mmap-vs-read experiment, k = 20/100/500.
