@@ -8,11 +8,13 @@
 # process, then a query process that reopens the database). Writes
 # <out>/results.tsv and results.md (every query configuration), bench.log
 # (each step's stderr, with its "first-query" timing line), prefault.tsv,
-# loadbench.tsv, h2h.tsv, access.tsv/.md, fashion-mnist-matched.md,
-# h2h-matched.md and the recall-vs-QPS plot <out>/fashion-mnist.png.
+# loadbench.tsv, h2h.tsv, access.tsv/.md, s1536-peers.tsv, filters.txt,
+# int8.txt, fashion-mnist-matched.md, h2h-matched.md and the recall-vs-QPS
+# plot <out>/fashion-mnist.png.
 #
 # usage: tool/bench.sh [--quick] [--all | --fmnist --h2h --s1536 --access
-#                      --prefault --loadbench] [--reuse] [--colvec PATH]
+#                      --prefault --loadbench --million --int8] [--reuse]
+#                      [--colvec PATH]
 #                      [--engines "LIST"] [--work DIR] [--out DIR]
 #   (no section)  --fmnist only
 #   --fmnist      Fashion-MNIST 60k x 784, l2, 1,000 queries: colvec int8
@@ -33,6 +35,10 @@
 #                 open-to-first-answer, then QPS
 #   --loadbench   bulk load 1M x 128 storage only vs a plain SQLite table;
 #                 then 200k x 128 with the default int8 + HNSW options
+#   --million     1M x 128: default table vs exact scan, ef sweep, then
+#                 filtered KNN recall/latency (<out>/filters.txt)
+#   --int8        int8[128] and bit[256] columns (50k rows): indexed vs
+#                 exact (<out>/int8.txt)
 #   --all         every section
 #   --quick       small sizes (a few minutes), one timed pass
 #   --reuse       keep databases already loaded (their <db>.load exists)
@@ -59,8 +65,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --reuse) REUSE=(--reuse) ;;
-    --all) SECTIONS="fmnist h2h s1536 access prefault loadbench" ;;
-    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench)
+    --all) SECTIONS="fmnist h2h s1536 access prefault loadbench million int8" ;;
+    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--int8)
       SECTIONS="$SECTIONS ${1#--}" ;;
     --synthetic) SECTIONS="$SECTIONS s1536" ;;  # older name
     --colvec) COLVEC_SO=$2; shift ;;
@@ -80,12 +86,12 @@ if [ "$QUICK" = 1 ]; then
   MODE=quick; RUNS=1
   FMNIST_SIZE=(--n 10000 --queries 200); SVEC_QUERIES=200
   S1536_N=20000; S1536_HNSW_N=20000; ACCESS_N=10000; PREFAULT_N=10000
-  LOAD_N=100000; LOAD_HNSW_N=20000
+  LOAD_N=100000; LOAD_HNSW_N=20000; MILLION_N=100000; INT8_N=10000
 else
   MODE=full; RUNS=3
   FMNIST_SIZE=(--queries 1000); SVEC_QUERIES=200
   S1536_N=200000; S1536_HNSW_N=50000; ACCESS_N=50000; PREFAULT_N=50000
-  LOAD_N=1000000; LOAD_HNSW_N=200000
+  LOAD_N=1000000; LOAD_HNSW_N=200000; MILLION_N=1000000; INT8_N=50000
 fi
 OUT=${OUT:-$WORK/results-$MODE}
 mkdir -p "$OUT"
@@ -379,6 +385,41 @@ section_loadbench() {
   echo "== loadbench default options, $LOAD_HNSW_N x 128" | tee -a "$LOG" >&2
   "$BIN/colvec-loadbench" --ext "$COLVEC_SO" --dir "$WORK" \
     --n "$LOAD_HNSW_N" --dim 128 --options "" | tee -a "$OUT/loadbench.tsv"
+}
+
+# section_million: 1M x 128 (quick: 100k) default table vs its own exact
+# scan, an ef sweep, then filtered KNN (tool/filter-bench.tcl, rowid
+# bounds at 2-30 % of the rows) into <out>/filters.txt.
+section_million() {
+  local ds=(--dataset synthetic --dim 128 --clusters 64 --seed 1
+            --queries 200 --n "$MILLION_N")
+  local key="synth3-n$MILLION_N-q200-d128-c64-s1-l2"
+  need_colvec || return 0
+  run "million default load" cvb "${ds[@]}" --label m1-default --options "" \
+    --phase load "${REUSE[@]}"
+  run "million exact load" cvb "${ds[@]}" --label m1-exact \
+    --options "index=none quantize=none" --phase load "${REUSE[@]}"
+  run "million default query" cvb "${ds[@]}" --label m1-default \
+    --phase query --tsv "$TSV" --md "$MD" --runs "$RUNS" --ef 0,16,32,64,128
+  run "million exact query" cvb "${ds[@]}" --label m1-exact --phase query \
+    --tsv "$TSV" --md "$MD" --runs 1 --warmup 2
+  echo "== million filters" | tee -a "$LOG" >&2
+  tclsh "$ROOT/tool/filter-bench.tcl" "$COLVEC_SO" \
+    "$WORK/colvec-m1-default-$key.db" "$WORK/colvec-m1-exact-$key.db" \
+    "$((MILLION_N / 50)) $((MILLION_N * 6 / 100)) $((MILLION_N / 10)) $((MILLION_N * 3 / 10))" \
+    | tee "$OUT/filters.txt" >&2 || FAILED=$((FAILED+1))
+}
+
+# section_int8: indexed vs exact KNN on int8[128] and bit[256] columns
+# (tool/int8-bench.tcl) into <out>/int8.txt.
+section_int8() {
+  need_colvec || return 0
+  echo "== int8 and bit columns" | tee -a "$LOG" >&2
+  { tclsh "$ROOT/tool/int8-bench.tcl" "$COLVEC_SO" --n "$INT8_N" \
+      --db "$WORK/int8-bench.db" &&
+    tclsh "$ROOT/tool/int8-bench.tcl" "$COLVEC_SO" --n "$INT8_N" \
+      --type bit --dim 256 --db "$WORK/int8-bench.db"; } \
+    | tee "$OUT/int8.txt" >&2 || FAILED=$((FAILED+1))
 }
 
 # matched NAME: for dataset NAME, the best QPS of each engine/config at
