@@ -251,39 +251,45 @@ static int benchRemoveOne(const char *zPath, const struct stat *pSt, int eType,
   return 0;
 }
 
-/* Removes zPath and, if it is a folder, everything under it. */
-static void benchRemoveTree(const char *zPath) {
+/* Removes zPath and, if it is a folder, everything under it; returns 0. */
+static int64_t benchRemoveTree(const char *zPath) {
   nftw(zPath, benchRemoveOne, 16, FTW_DEPTH | FTW_PHYS);
+  return 0;
 }
 
 /*
-** Removes the database zDb and every file an engine keeps beside it:
-** journals, colvec's <db>-colvec/ folder, vectorlite's <db>.hnsw index and
-** the <db>.load record.
+** What the engines keep of a database <db>: the file, its journals,
+** colvec's <db>-colvec/ folder and vectorlite's <db>.hnsw index.
 */
-static void benchRemoveDb(const char *zDb) {
-  static const char *azSuffix[] = {"",        "-journal", "-wal",  "-shm",
-                                   "-colvec", ".hnsw",    ".load", 0};
-  char zPath[1100];
-  int i;
-  for (i = 0; azSuffix[i]; i++) {
-    snprintf(zPath, sizeof(zPath), "%s%s", zDb, azSuffix[i]);
-    benchRemoveTree(zPath);
-  }
-}
+static const char *const benchDataSuffix[] = {"",       "-journal", "-wal",
+                                              "-colvec", ".hnsw",   0};
 
-/* Returns the bytes on disk of zDb and all the engines keep beside it. */
-static int64_t benchDbBytes(const char *zDb) {
-  static const char *azSuffix[] = {"",        "-journal", "-wal",
-                                   "-colvec", ".hnsw",    0};
+/* Calls x on <zDb><suffix> for each of azSuffix; returns the sum. */
+static int64_t benchEachPath(const char *zDb, const char *const *azSuffix,
+                             int64_t (*x)(const char *)) {
   char zPath[1100];
   int64_t n = 0;
   int i;
   for (i = 0; azSuffix[i]; i++) {
     snprintf(zPath, sizeof(zPath), "%s%s", zDb, azSuffix[i]);
-    n += benchPathBytes(zPath);
+    n += x(zPath);
   }
   return n;
+}
+
+/*
+** Removes the database zDb and every file an engine keeps beside it (see
+** benchDataSuffix), its shared-memory file and the <db>.load record.
+*/
+static void benchRemoveDb(const char *zDb) {
+  static const char *const azMore[] = {"-shm", ".load", 0};
+  benchEachPath(zDb, benchDataSuffix, benchRemoveTree);
+  benchEachPath(zDb, azMore, benchRemoveTree);
+}
+
+/* Returns the bytes on disk of zDb and all the engines keep beside it. */
+static int64_t benchDbBytes(const char *zDb) {
+  return benchEachPath(zDb, benchDataSuffix, benchPathBytes);
 }
 
 /*
@@ -291,15 +297,7 @@ static int64_t benchDbBytes(const char *zDb) {
 ** benchEvictPath) and prints how many bytes were advised.
 */
 static void benchEvictDb(const char *zDb) {
-  static const char *azSuffix[] = {"",        "-journal", "-wal",
-                                   "-colvec", ".hnsw",    0};
-  char zPath[1100];
-  int64_t n = 0;
-  int i;
-  for (i = 0; azSuffix[i]; i++) {
-    snprintf(zPath, sizeof(zPath), "%s%s", zDb, azSuffix[i]);
-    n += benchEvictPath(zPath);
-  }
+  int64_t n = benchEachPath(zDb, benchDataSuffix, benchEvictPath);
   fprintf(stderr, "evicted %.1f MB from the page cache\n",
           (double)n / 1048576.0);
 }
