@@ -466,6 +466,28 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
 }
 
 /*
+** Offers to pTopk the exact distances of the nOut candidates s->aNode, one
+** vector at a time through colvecSegVector (a mapped vector, or a read
+** into s->pBuf). Returns SQLITE_OK, or COLVEC_CORRUPT_VTAB with *pzErr set.
+*/
+static int indexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
+                          const ColvecKnnQuery *q, const ColvecColumn *pCol,
+                          int nOut, ColvecTopk *pTopk, char **pzErr) {
+  const ColvecKernels *pK = colvecKernelsBest();
+  int i;
+  for (i = 0; i < nOut; i++) {
+    const void *pVec =
+        colvecSegVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr);
+    if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+    colvecTopkPush(pTopk,
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
+                                  pCol->nDim),
+                   h->aRowid[s->aNode[i]]);
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** Rescores nOut candidates with their float32 vectors, in row order, and
 ** offers them to pTopk. When the file is mapped without prefault and the
 ** vectors may not be resident, every vector of the batch is asked for
@@ -478,7 +500,6 @@ static int indexRescore(ColvecSegHandle *h, ColvecSegIndex *pIdx,
                         ColvecIndexScratch *s, const ColvecKnnQuery *q,
                         const ColvecColumn *pCol, int ePrefault, int nOut,
                         ColvecTopk *pTopk, char **pzErr) {
-  const ColvecKernels *pK = colvecKernelsBest();
   int i;
   qsort(s->aNode, (size_t)nOut, sizeof(uint32_t), indexNodeCmp);
   if (pIdx->aVecBase) {
@@ -505,16 +526,7 @@ static int indexRescore(ColvecSegHandle *h, ColvecSegIndex *pIdx,
     }
     return SQLITE_OK;
   }
-  for (i = 0; i < nOut; i++) {
-    const void *pVec =
-        colvecSegVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr);
-    if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
-    colvecTopkPush(pTopk,
-                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
-                                  pCol->nDim),
-                   h->aRowid[s->aNode[i]]);
-  }
-  return SQLITE_OK;
+  return indexExactEach(h, s, q, pCol, nOut, pTopk, pzErr);
 }
 
 /* Searches one segment; see colvecInt.h. */
@@ -579,19 +591,7 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     /* traversed on the stored vectors: exact distances, which the search
     ** kept in float; the results' are recomputed as an exact scan reports
     ** them (double), so both kinds of segment rank alike */
-    int i;
-    for (i = 0; i < nOut; i++) {
-      const void *pVec = pIdx->aVecBase
-                             ? pIdx->aVecBase + (size_t)s->aNode[i] * pCol->nByte
-                             : colvecSegVector(h, pCol, q->iCol, s->aNode[i],
-                                               s->pBuf, pzErr);
-      if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
-      colvecTopkPush(pTopk,
-                     colvecDistance(ctx.pK, pCol->eMetric, pCol->eElem,
-                                    q->pVec, pVec, pCol->nDim),
-                     h->aRowid[s->aNode[i]]);
-    }
-    return SQLITE_OK;
+    return indexExactEach(h, s, q, pCol, nOut, pTopk, pzErr);
   }
   if (!q->bRescore) {
     /* the codes' estimates as they are */
