@@ -324,13 +324,14 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
                      sqlite3_value **argv, char **pzErr) {
   ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
   ColvecSegTable *pSegs = pTab->pSegs;
+  int bFilter = cursorHasFilter(pPlan);
   int i, rc = SQLITE_OK;
   if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     uint8_t *aBits = NULL;
     int64_t nPass = h->nRow;
-    if (h->nTomb > 0 || cursorHasFilter(pPlan)) {
+    if (h->nTomb > 0 || bFilter) {
       aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
       if (aBits == NULL) return SQLITE_NOMEM;
       rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);

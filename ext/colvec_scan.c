@@ -94,8 +94,10 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecColumnView rowidView;
   const ColvecColumnView *pView;
-  ColvecScalar aVal[SCAN_MAX_IN];
-  sqlite3_value *apDup[SCAN_MAX_IN];
+  ColvecScalar aOne[1];            /* the value of a non-IN filter */
+  sqlite3_value *apOne[1];         /* its converted copy */
+  ColvecScalar *aVal = aOne;       /* values (an IN list's on the heap) */
+  sqlite3_value **apDup = apOne;   /* their converted copies */
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
   if (iCol == COLVEC_PLAN_ROWID) {
@@ -113,7 +115,15 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     eAffinity = pC->aCol[iCol].eAttr;
   }
   if (eOp == COLVEC_OP_IN) {
+    /* up to SCAN_MAX_IN values: on the heap, not on SQLite's stack */
     sqlite3_value *pVal = NULL;
+    aVal = sqlite3_malloc64(sizeof(ColvecScalar) * SCAN_MAX_IN);
+    apDup = sqlite3_malloc64(sizeof(sqlite3_value *) * SCAN_MAX_IN);
+    if (aVal == NULL || apDup == NULL) {
+      sqlite3_free(aVal);
+      sqlite3_free(apDup);
+      return SQLITE_NOMEM;
+    }
     for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
          rc = sqlite3_vtab_in_next(pArg, &pVal)) {
       if (nVal == SCAN_MAX_IN) {
@@ -151,6 +161,10 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   }
   if (nVal < 0) nVal = -nVal;
   for (i = 0; i < nVal; i++) sqlite3_value_free(apDup[i]);
+  if (aVal != aOne) {
+    sqlite3_free(aVal);
+    sqlite3_free(apDup);
+  }
   return rc;
 }
 
