@@ -12,13 +12,37 @@
 
 #include <string.h>
 
+/* Context of writeBindBatch: a pending row. */
+typedef struct WriteBatchRow WriteBatchRow;
+struct WriteBatchRow {
+  const ColvecBatch *pBatch; /* pending rows */
+  int64_t iRow;              /* row */
+};
+
 /* colvecStorageInsertWith callback: binds column iCol of a pending row. */
 static int writeBindBatch(void *pCtx, int iCol, sqlite3_stmt *pStmt,
                           int iBind) {
-  const ColvecBatch *pBatch = ((const ColvecBatch **)pCtx)[0];
-  int64_t iRow = *((const int64_t *)((const void **)pCtx)[1]);
-  colvecBatchBind(pBatch, iRow, iCol, pStmt, iBind);
+  const WriteBatchRow *p = (const WriteBatchRow *)pCtx;
+  colvecBatchBind(p->pBatch, p->iRow, iCol, pStmt, iBind);
   return SQLITE_OK;
+}
+
+/*
+** Writes rows iFirst.. of pBatch as a new segment (after refreshing the
+** segment list). Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
+                             int64_t iFirst, char **pzErr) {
+  ColvecSource src;
+  int rc;
+  src.pBatch = pBatch;
+  src.iFirst = iFirst;
+  src.pSeg = NULL;
+  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc == SQLITE_OK) {
+    rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
+  }
+  return rc;
 }
 
 /* Context of writeBindSeg: a row of a segment. */
@@ -50,25 +74,17 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
   int rc = SQLITE_OK;
   if (nNew == 0) return SQLITE_OK;
   if (nNew >= pTab->pConfig->nDeltaRows) {
-    ColvecSource src;
-    src.pBatch = pB;
-    src.iFirst = pTab->nFlushed;
-    src.pSeg = NULL;
-    rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
-    if (rc == SQLITE_OK) {
-      rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
-    }
+    rc = writeBatchSegment(pTab, pB, pTab->nFlushed, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
   } else {
-    int64_t iRow;
-    for (iRow = pTab->nFlushed; rc == SQLITE_OK && iRow < pB->nRow; iRow++) {
-      const void *aCtx[2];
-      aCtx[0] = pB;
-      aCtx[1] = &iRow;
-      rc = colvecStorageInsertWith(pTab->pStorage, pB->aRowid[iRow],
-                                   writeBindBatch, (void *)aCtx);
+    WriteBatchRow row;
+    row.pBatch = pB;
+    for (row.iRow = pTab->nFlushed; rc == SQLITE_OK && row.iRow < pB->nRow;
+         row.iRow++) {
+      rc = colvecStorageInsertWith(pTab->pStorage, pB->aRowid[row.iRow],
+                                   writeBindBatch, &row);
     }
     if (rc != SQLITE_OK && *pzErr == NULL) {
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
@@ -100,16 +116,9 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   if (rc == SQLITE_OK &&
       ((bAll && nDelta > 0) || nDelta > pTab->pConfig->nDeltaRows)) {
     ColvecBatch batch;
-    ColvecSource src;
     colvecBatchInit(&batch, pTab->pConfig);
     rc = colvecStorageLoadDelta(pTab->pStorage, &batch, pzErr);
-    src.pBatch = &batch;
-    src.iFirst = 0;
-    src.pSeg = NULL;
-    if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
-    if (rc == SQLITE_OK) {
-      rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
-    }
+    if (rc == SQLITE_OK) rc = writeBatchSegment(pTab, &batch, 0, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecStorageExec(
           pTab->pStorage,
