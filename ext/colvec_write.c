@@ -156,9 +156,26 @@ static int writeRowExists(ColvecVtab *pTab, sqlite3_int64 iRowid,
   return colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow);
 }
 
+/*
+** Records that rowid iRowid of segment h is dead (a T_tomb row) and tells
+** the segment list to reload its tombstones. Returns SQLITE_OK or an error
+** with *pzErr set.
+*/
+static int writeTombstone(ColvecVtab *pTab, const ColvecSegHandle *h,
+                          sqlite3_int64 iRowid, char **pzErr) {
+  const ColvecConfig *pC = pTab->pConfig;
+  int rc = colvecStorageExec(
+      pTab->pStorage,
+      sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
+                      pC->zDb, pC->zName, (long long)h->iSegid,
+                      (long long)iRowid),
+      pzErr);
+  colvecSegTableChanged(pTab->pSegs);
+  return rc;
+}
+
 /* Deletes a row wherever it lives; see colvecInt.h. */
 int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
-  const ColvecConfig *pC = pTab->pConfig;
   int iSeg, rc, bDelta;
   int64_t iRow;
   rc = colvecWriteFlush(pTab, pzErr);
@@ -168,14 +185,7 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
   if (bDelta) return colvecStorageDelete(pTab->pStorage, iRowid);
   rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc == SQLITE_OK && colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow)) {
-    rc = colvecStorageExec(
-        pTab->pStorage,
-        sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
-                        pC->zDb, pC->zName,
-                        (long long)pTab->pSegs->apSeg[iSeg]->iSegid,
-                        (long long)iRowid),
-        pzErr);
-    colvecSegTableChanged(pTab->pSegs);
+    rc = writeTombstone(pTab, pTab->pSegs->apSeg[iSeg], iRowid, pzErr);
   }
   return rc;
 }
@@ -253,7 +263,6 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
 /* Updates a row; see colvecInt.h. */
 int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
                       ColvecConflict eConflict, char **pzErr) {
-  const ColvecConfig *pC = pTab->pConfig;
   int iSeg, rc, bDelta;
   int64_t iRow;
   pTab->bMaxKnown = 0; /* a rowid change may raise the maximum */
@@ -272,15 +281,7 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
     ctx.iRow = iRow;
     ctx.pzErr = pzErr;
     rc = colvecStorageInsertWith(pTab->pStorage, iOld, writeBindSeg, &ctx);
-    if (rc == SQLITE_OK) {
-      rc = colvecStorageExec(
-          pTab->pStorage,
-          sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
-                          pC->zDb, pC->zName, (long long)ctx.h->iSegid,
-                          (long long)iOld),
-          pzErr);
-      colvecSegTableChanged(pTab->pSegs);
-    }
+    if (rc == SQLITE_OK) rc = writeTombstone(pTab, ctx.h, iOld, pzErr);
     if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   }
   if (rc == SQLITE_OK && iNew != iOld &&
