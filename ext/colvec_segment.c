@@ -160,19 +160,12 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
                                zPath);
       rc = COLVEC_CORRUPT_VTAB;
     } else if (rc == SQLITE_OK && nRow > 0) {
-      if (pC->eAccess == COLVEC_SEG_MMAP) {
-        h->aRowid = (const int64_t *)colvecSegData(h->pSeg, pSec);
-      } else {
-        h->aRowidOwned = sqlite3_malloc64((sqlite3_uint64)nRow * 8);
-        if (h->aRowidOwned == NULL) {
-          rc = SQLITE_NOMEM;
-        } else if (colvecSegRead(h->pSeg, pSec, 0, h->aRowidOwned, nRow * 8,
-                                 &err) != COLVEC_OK) {
-          *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          rc = SQLITE_IOERR;
-        }
-        h->aRowid = h->aRowidOwned;
-      }
+      void *pOwned = NULL;
+      int64_t nByte;
+      h->aRowid = (const int64_t *)colvecSegSectionBytes(
+          h, COLVEC_SEG_ROWIDS, 0, &pOwned, &nByte, pzErr);
+      h->aRowidOwned = (int64_t *)pOwned;
+      if (h->aRowid == NULL) rc = pOwned ? SQLITE_IOERR : SQLITE_NOMEM;
     }
   }
   sqlite3_free(zPath);
