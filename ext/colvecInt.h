@@ -269,6 +269,12 @@ struct ColvecSegTable {
 };
 
 /*
+** Returns the path of segment folder zFolder of the database file zFile,
+** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
+*/
+char *colvecSegFolderPath(const char *zFile, const char *zFolder);
+
+/*
 ** Opens the segment set of a table: works out the folder (creating it when
 ** bCreate), but reads nothing yet. Returns SQLITE_OK with *pp set, or an
 ** error with *pzErr set.

@@ -43,6 +43,11 @@ void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h && --h->nRef <= 0) segHandleFree(pC, h);
 }
 
+/* Path of a table's segment folder; see colvecInt.h. */
+char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
+  return sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+}
+
 /* Opens the set; see colvecInt.h. */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
                        const char *zFolder, int bCreate, ColvecSegTable **pp,
@@ -74,7 +79,7 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
       p->bTempDir = 1;
     }
   } else {
-    p->zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    p->zDir = colvecSegFolderPath(zFile, zFolder);
     if (p->zDir == NULL) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK && bCreate &&
         colvecOsMkdirP(p->zDir, &err) != COLVEC_OK) {

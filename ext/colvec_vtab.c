@@ -73,7 +73,7 @@ static void vtabRemoveStaleFolder(sqlite3 *db, const ColvecConfig *pC,
                                   const char *zFolder) {
   const char *zFile = sqlite3_db_filename(db, pC->zDb);
   if (zFile && zFile[0]) {
-    char *zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    char *zDir = colvecSegFolderPath(zFile, zFolder);
     if (zDir && colvecOsExists(zDir)) colvecOsRemoveTree(zDir, NULL);
     sqlite3_free(zDir);
   }
@@ -600,7 +600,7 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
       !pTab->pSegs->bTempDir) {
     const char *zFile = sqlite3_db_filename(pTab->db, pC->zDb);
     char *zFolder = vtabFolderName(zNew);
-    char *zDir = sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+    char *zDir = colvecSegFolderPath(zFile, zFolder);
     ColvecErr err;
     err.zMsg[0] = 0;
     if (zFolder == NULL || zDir == NULL) {
