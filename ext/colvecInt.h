@@ -120,6 +120,8 @@ uint64_t colvecConfigFingerprint(const ColvecConfig *p);
 /* Name of a metric as written in CREATE ("l2", "cosine", ...). */
 const char *colvecMetricName(ColvecMetric eMetric);
 
+typedef struct ColvecCell ColvecCell;
+
 /*************************************************************************
 ** Interface to code in colvec_value.c (SQL values to column values)
 */
@@ -137,23 +139,28 @@ int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
 ** Checks a value written to attribute column pCol as a STRICT table would:
 ** integer columns take integers, integral reals and integer-looking text;
 ** real columns take numbers and numeric text; text columns take text and
-** numbers; blob columns take blobs; NULL is always allowed. The shadow
-** column's affinity then stores the converted value. Returns SQLITE_OK, or
-** SQLITE_MISMATCH with *pzErr set ("colvec: year expects integer, got
-** text 'abc'"), or SQLITE_NOMEM.
+** numbers; blob columns take blobs; NULL is always allowed. Text is read
+** as SQLite's numeric affinity reads it (colvecTextToNumber: spaces
+** around, no hexadecimal), locale-independently and without copying pVal.
+** Sets pCell->pVal to pVal and, for a non-NULL value of an integer or real
+** column, pCell->eNum/iNum/rNum to the converted number (what is stored).
+** Returns SQLITE_OK, or SQLITE_MISMATCH with *pzErr set ("colvec: year
+** expects integer, got text 'abc'"), or SQLITE_NOMEM.
 */
 int colvecValueCheckAttr(sqlite3_value *pVal, const ColvecColumn *pCol,
-                         char **pzErr);
+                         ColvecCell *pCell, char **pzErr);
 
 /*
 ** The value written to one column: pVal bound as it is, or pBlob/nBlob (a
 ** vector in its binary form); both NULL in an update means "unchanged".
 */
-typedef struct ColvecCell ColvecCell;
 struct ColvecCell {
   sqlite3_value *pVal; /* value to bind, or NULL */
   const void *pBlob;   /* vector bytes to bind, or NULL */
   int nBlob;           /* bytes at pBlob */
+  int eNum;            /* COLVEC_NUM_INTEGER/REAL: store iNum/rNum, not pVal */
+  int64_t iNum;        /* the integer column's value when eNum is INTEGER */
+  double rNum;         /* the real column's value when eNum is REAL */
 };
 
 /*************************************************************************

@@ -192,10 +192,15 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
       continue;
     }
     pCol->aNull[iRow] = pVal == NULL || sqlite3_value_type(pVal) == SQLITE_NULL;
+    /* checked numbers come converted (eNum); delta rows are typed already */
     if (pDef->eAttr == COLVEC_ATTR_INTEGER) {
-      pCol->aInt[iRow] = pCol->aNull[iRow] ? 0 : sqlite3_value_int64(pVal);
+      pCol->aInt[iRow] = pCol->aNull[iRow]                       ? 0
+                         : aCell[i].eNum == COLVEC_NUM_INTEGER ? aCell[i].iNum
+                                                 : sqlite3_value_int64(pVal);
     } else if (pDef->eAttr == COLVEC_ATTR_REAL) {
-      pCol->aReal[iRow] = pCol->aNull[iRow] ? 0.0 : sqlite3_value_double(pVal);
+      pCol->aReal[iRow] = pCol->aNull[iRow]                    ? 0.0
+                          : aCell[i].eNum == COLVEC_NUM_REAL ? aCell[i].rNum
+                                                 : sqlite3_value_double(pVal);
     }
     p->nByte += 9;
   }

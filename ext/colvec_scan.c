@@ -36,57 +36,85 @@ static int scanMatch(void *pCtx, int mFlags, const uint8_t *zPattern,
   return bMatch;
 }
 
+/* Return of scanScalar: the filter cannot be evaluated here (keep rows). */
+#define SCAN_KEEP_ALL 1
+
 /*
 ** Converts pVal into *pOut with the affinity of the column it is compared
-** with: numeric for integer/real columns and the rowid, text for text
-** columns, none for blob columns. A converted copy is kept in *ppDup
-** (sqlite3_value_free it) so pOut's bytes stay valid.
+** with: numeric for integer/real columns and the rowid (text is read as
+** SQLite's numeric affinity reads it, colvecTextToNumber), none for text
+** and blob columns. Nothing is called on a copy of pVal and pVal is not
+** changed (sqlite3_value_numeric_type on a sqlite3_value_dup copy crashed
+** SQLite 3.53, which takes the value's database mutex there).
+**
+** Text and blob bytes are copied to *pzCopy (sqlite3_free it; NULL when
+** nothing was copied), since an IN list's values are overwritten by the
+** next sqlite3_vtab_in_next(). Returns SQLITE_OK, SQLITE_NOMEM, or
+** SCAN_KEEP_ALL for a number compared with a text column: SQLite may then
+** compare in the column's numeric form ('5.0' = 5 when the number carries
+** an affinity of its own), so only SQLite can decide.
 */
 static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
-                      sqlite3_value **ppDup) {
-  sqlite3_value *pDup = sqlite3_value_dup(pVal);
-  int eType;
-  *ppDup = pDup;
+                      char **pzCopy) {
+  int eType = sqlite3_value_type(pVal);
+  const void *pBytes = NULL;
+  *pzCopy = NULL;
   memset(pOut, 0, sizeof(*pOut));
-  if (pDup == NULL) return SQLITE_NOMEM;
-  eType = sqlite3_value_type(pDup);
-  if (eAffinity == COLVEC_ATTR_INTEGER || eAffinity == COLVEC_ATTR_REAL) {
-    if (eType == SQLITE_TEXT) eType = sqlite3_value_numeric_type(pDup);
-  } else if (eAffinity == COLVEC_ATTR_TEXT) {
-    if (eType == SQLITE_INTEGER || eType == SQLITE_FLOAT) {
-      sqlite3_value_text(pDup); /* converts the value to text */
-      eType = SQLITE_TEXT;
-    }
-  }
   switch (eType) {
   case SQLITE_INTEGER:
+    if (eAffinity == COLVEC_ATTR_TEXT) return SCAN_KEEP_ALL;
     pOut->eType = COLVEC_TYPE_INTEGER;
-    pOut->i = sqlite3_value_int64(pDup);
-    break;
+    pOut->i = sqlite3_value_int64(pVal);
+    return SQLITE_OK;
   case SQLITE_FLOAT:
+    if (eAffinity == COLVEC_ATTR_TEXT) return SCAN_KEEP_ALL;
     pOut->eType = COLVEC_TYPE_FLOAT;
-    pOut->r = sqlite3_value_double(pDup);
-    break;
+    pOut->r = sqlite3_value_double(pVal);
+    return SQLITE_OK;
   case SQLITE_TEXT:
+    pBytes = sqlite3_value_text(pVal);
+    pOut->n = sqlite3_value_bytes(pVal);
+    if (pBytes == NULL) return SQLITE_NOMEM;
+    if (eAffinity == COLVEC_ATTR_INTEGER || eAffinity == COLVEC_ATTR_REAL) {
+      int eKind;
+      if (colvecTextToNumber((const char *)pBytes, pOut->n, &eKind, &pOut->i,
+                             &pOut->r) != COLVEC_OK) {
+        return SQLITE_NOMEM;
+      }
+      if (eKind == COLVEC_NUM_INTEGER) {
+        pOut->eType = COLVEC_TYPE_INTEGER;
+        return SQLITE_OK;
+      }
+      if (eKind == COLVEC_NUM_REAL) {
+        pOut->eType = COLVEC_TYPE_FLOAT;
+        return SQLITE_OK;
+      }
+    }
     pOut->eType = COLVEC_TYPE_TEXT;
-    pOut->z = sqlite3_value_text(pDup);
-    pOut->n = sqlite3_value_bytes(pDup);
     break;
   case SQLITE_BLOB:
+    pBytes = sqlite3_value_blob(pVal);
+    pOut->n = sqlite3_value_bytes(pVal);
     pOut->eType = COLVEC_TYPE_BLOB;
-    pOut->z = sqlite3_value_blob(pDup);
-    pOut->n = sqlite3_value_bytes(pDup);
     break;
   default:
     pOut->eType = COLVEC_TYPE_NULL;
-    break;
+    return SQLITE_OK;
+  }
+  if (pOut->n > 0) {
+    *pzCopy = sqlite3_malloc64((sqlite3_uint64)pOut->n);
+    if (*pzCopy == NULL) return SQLITE_NOMEM;
+    memcpy(*pzCopy, pBytes, (size_t)pOut->n);
+    pOut->z = (const uint8_t *)*pzCopy;
   }
   return SQLITE_OK;
 }
 
 /*
 ** Evaluates one filter argument (operator eOp on column iCol, value pArg)
-** over segment h, ANDing into aBits.
+** over segment h, ANDing into aBits. An IN list longer than SCAN_MAX_IN, or
+** one holding a number compared with a text column, leaves aBits alone
+** (SQLite re-checks every row); an empty IN list clears it.
 */
 static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
                          ColvecPlanOp eOp, sqlite3_value *pArg, uint8_t *aBits,
@@ -94,10 +122,10 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecColumnView rowidView;
   const ColvecColumnView *pView;
-  ColvecScalar aOne[1];            /* the value of a non-IN filter */
-  sqlite3_value *apOne[1];         /* its converted copy */
-  ColvecScalar *aVal = aOne;       /* values (an IN list's on the heap) */
-  sqlite3_value **apDup = apOne;   /* their converted copies */
+  ColvecScalar aOne[1];       /* the value of a non-IN filter */
+  char *azOne[1] = {NULL};    /* its copied bytes */
+  ColvecScalar *aVal = aOne;  /* values (an IN list's on the heap) */
+  char **azCopy = azOne;      /* their copied bytes */
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
   if (iCol == COLVEC_PLAN_ROWID) {
@@ -118,52 +146,45 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     /* up to SCAN_MAX_IN values: on the heap, not on SQLite's stack */
     sqlite3_value *pVal = NULL;
     aVal = sqlite3_malloc64(sizeof(ColvecScalar) * SCAN_MAX_IN);
-    apDup = sqlite3_malloc64(sizeof(sqlite3_value *) * SCAN_MAX_IN);
-    if (aVal == NULL || apDup == NULL) {
+    azCopy = sqlite3_malloc64(sizeof(char *) * SCAN_MAX_IN);
+    if (aVal == NULL || azCopy == NULL) {
       sqlite3_free(aVal);
-      sqlite3_free(apDup);
+      sqlite3_free(azCopy);
       return SQLITE_NOMEM;
     }
     for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
          rc = sqlite3_vtab_in_next(pArg, &pVal)) {
       if (nVal == SCAN_MAX_IN) {
-        /* too long to evaluate here: keep every row, SQLite re-checks */
-        rc = SQLITE_DONE;
-        nVal = -nVal;
+        rc = SCAN_KEEP_ALL; /* too long to evaluate here */
         break;
       }
-      rc = scanScalar(pVal, eAffinity, &aVal[nVal], &apDup[nVal]);
+      rc = scanScalar(pVal, eAffinity, &aVal[nVal], &azCopy[nVal]);
       nVal++;
       if (rc != SQLITE_OK) break; /* keep the error, not the next value */
     }
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if (rc == SQLITE_DONE) rc = SQLITE_OK; /* the end of the list */
   } else if (eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL) {
     aVal[0].eType = COLVEC_TYPE_NULL;
+    nVal = 1;
   } else {
-    int eType = sqlite3_value_type(pArg);
-    if (eAffinity == COLVEC_ATTR_TEXT &&
-        (eType == SQLITE_INTEGER || eType == SQLITE_FLOAT)) {
-      /* SQLite may compare in the column's numeric form ('5.0' = 5 when
-      ** the number carries an affinity of its own): keep every row and let
-      ** SQLite decide. */
-      return SQLITE_OK;
-    }
-    rc = scanScalar(pArg, eAffinity, &aVal[0], &apDup[0]);
+    rc = scanScalar(pArg, eAffinity, &aVal[0], &azCopy[0]);
     nVal = 1;
   }
-  if (rc == SQLITE_OK && nVal >= 0) {
-    if (colvecFilterEval(pView, eOp, aVal, nVal > 0 ? nVal : 1, scanMatch,
-                         NULL, aBits) != COLVEC_OK) {
+  if (rc == SQLITE_OK) {
+    /* an IN list passes its nVal (maybe 0) members; others read aVal[0] */
+    if (colvecFilterEval(pView, eOp, aVal, nVal, scanMatch, NULL, aBits) !=
+        COLVEC_OK) {
       rc = COLVEC_CORRUPT_VTAB;
       *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
                                (long long)h->iSegid, pC->zName);
     }
+  } else if (rc == SCAN_KEEP_ALL) {
+    rc = SQLITE_OK;
   }
-  if (nVal < 0) nVal = -nVal;
-  for (i = 0; i < nVal; i++) sqlite3_value_free(apDup[i]);
+  for (i = 0; i < nVal; i++) sqlite3_free(azCopy[i]);
   if (aVal != aOne) {
     sqlite3_free(aVal);
-    sqlite3_free(apDup);
+    sqlite3_free(azCopy);
   }
   return rc;
 }

@@ -238,7 +238,11 @@ static int storageStepWrite(sqlite3_stmt *pStmt) {
 /* Binds cell pCell to parameter iBind of pStmt. */
 static void storageBindCell(sqlite3_stmt *pStmt, int iBind,
                             const ColvecCell *pCell) {
-  if (pCell->pVal) {
+  if (pCell->eNum == COLVEC_NUM_INTEGER) {
+    sqlite3_bind_int64(pStmt, iBind, pCell->iNum);
+  } else if (pCell->eNum == COLVEC_NUM_REAL) {
+    sqlite3_bind_double(pStmt, iBind, pCell->rNum);
+  } else if (pCell->pVal) {
     sqlite3_bind_value(pStmt, iBind, pCell->pVal);
   } else {
     sqlite3_bind_blob(pStmt, iBind, pCell->pBlob, pCell->nBlob,
@@ -375,17 +379,53 @@ static const char *const storageOpSql[] = {
     "IS NULL", "IS NOT NULL", "LIKE", "GLOB", "IN"};
 
 /*
+** Returns 1 when filter argument pArg (value pVal) is left to SQLite rather
+** than written into the delta query: a number (or an IN list holding one)
+** compared with a text column. SQLite may compare such a pair in numeric
+** form ('5.0' = 5 when the number comes with an affinity of its own, as
+** from an INTEGER column in a subquery), which a bound parameter, having
+** no affinity, would not. Every row is returned and SQLite re-checks.
+*/
+static int storageFilterSkipped(const ColvecConfig *pC,
+                                const ColvecPlanArg *pArg,
+                                sqlite3_value *pVal) {
+  const ColvecColumn *pCol;
+  if (pArg->iCol == COLVEC_PLAN_ROWID || pArg->iCol < 0 ||
+      pArg->iCol >= pC->nCol) {
+    return 0;
+  }
+  pCol = &pC->aCol[pArg->iCol];
+  if (pCol->bVector || pCol->eAttr != COLVEC_ATTR_TEXT ||
+      pArg->eOp == COLVEC_OP_ISNULL || pArg->eOp == COLVEC_OP_NOTNULL) {
+    return 0;
+  }
+  if (pArg->eOp == COLVEC_OP_IN) {
+    sqlite3_value *pMember = NULL;
+    int rc;
+    for (rc = sqlite3_vtab_in_first(pVal, &pMember); rc == SQLITE_OK && pMember;
+         rc = sqlite3_vtab_in_next(pVal, &pMember)) {
+      int e = sqlite3_value_type(pMember);
+      if (e == SQLITE_INTEGER || e == SQLITE_FLOAT) return 1;
+    }
+    return 0;
+  }
+  return sqlite3_value_type(pVal) == SQLITE_INTEGER ||
+         sqlite3_value_type(pVal) == SQLITE_FLOAT;
+}
+
+/*
 ** Appends the WHERE clause for the plan's filter arguments to pStr, and
 ** binds nothing yet: values are bound in the same order by
 ** storageBindFilters. Returns SQLITE_OK or an error (a malformed IN list).
 */
-static int storageAppendFilters(sqlite3_str *pStr, const ColvecPlan *pPlan,
-                                sqlite3_value **argv) {
+static int storageAppendFilters(sqlite3_str *pStr, const ColvecConfig *pC,
+                                const ColvecPlan *pPlan, sqlite3_value **argv) {
   int i, bFirst = 1;
   for (i = 0; i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     char zCol[24];
     if (pArg->eOp < COLVEC_OP_EQ) continue;
+    if (storageFilterSkipped(pC, pArg, argv[i])) continue;
     if (pArg->iCol == COLVEC_PLAN_ROWID) {
       memcpy(zCol, "rowid", 6);
     } else {
@@ -415,13 +455,14 @@ static int storageAppendFilters(sqlite3_str *pStr, const ColvecPlan *pPlan,
 
 /* Binds the filter values of the plan to pStmt, in storageAppendFilters'
 ** order. Returns SQLITE_OK or an error. */
-static int storageBindFilters(sqlite3_stmt *pStmt, const ColvecPlan *pPlan,
-                              sqlite3_value **argv) {
+static int storageBindFilters(sqlite3_stmt *pStmt, const ColvecConfig *pC,
+                              const ColvecPlan *pPlan, sqlite3_value **argv) {
   int i, iBind = 1, rc = SQLITE_OK;
   for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     if (pArg->eOp < COLVEC_OP_EQ || pArg->eOp == COLVEC_OP_ISNULL ||
-        pArg->eOp == COLVEC_OP_NOTNULL) {
+        pArg->eOp == COLVEC_OP_NOTNULL ||
+        storageFilterSkipped(pC, pArg, argv[i])) {
       continue;
     }
     if (pArg->eOp == COLVEC_OP_IN) {
@@ -460,7 +501,7 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   if (bOneRow) {
     sqlite3_str_appendall(pStr, " WHERE rowid=?1");
   } else if (pPlan) {
-    rc = storageAppendFilters(pStr, pPlan, argv);
+    rc = storageAppendFilters(pStr, p->pConfig, pPlan, argv);
   }
   zSql = sqlite3_str_finish(pStr);
   if (zSql == NULL) return SQLITE_NOMEM;
@@ -469,7 +510,7 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   }
   sqlite3_free(zSql);
   if (rc == SQLITE_OK && pPlan && !bOneRow) {
-    rc = storageBindFilters(*ppStmt, pPlan, argv);
+    rc = storageBindFilters(*ppStmt, p->pConfig, pPlan, argv);
   }
   if (rc != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));

@@ -57,20 +57,31 @@ int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
 }
 
 /*
-** Returns the type text pVal would have after numeric affinity
-** (SQLITE_INTEGER, SQLITE_FLOAT or SQLITE_TEXT), without changing pVal.
-** Sets *pbNoMem on allocation failure.
+** Reads TEXT value pVal as SQLite's numeric affinity would (see
+** colvecTextToNumber), from the value itself: no copy, no conversion of
+** pVal. Returns SQLITE_OK with *peKind (COLVEC_NUM_*), *pi, *pr set, or
+** SQLITE_NOMEM.
 */
-static int valueNumericType(sqlite3_value *pVal, int *pbNoMem) {
-  sqlite3_value *pDup = sqlite3_value_dup(pVal);
-  int eType;
-  if (pDup == NULL) {
-    *pbNoMem = 1;
-    return SQLITE_TEXT;
+static int valueTextNumber(sqlite3_value *pVal, int *peKind, int64_t *pi,
+                           double *pr) {
+  const char *z = (const char *)sqlite3_value_text(pVal);
+  int n = sqlite3_value_bytes(pVal);
+  if (z == NULL) return SQLITE_NOMEM;
+  return colvecTextToNumber(z, n, peKind, pi, pr) == COLVEC_OK ? SQLITE_OK
+                                                               : SQLITE_NOMEM;
+}
+
+/*
+** Returns non-zero when double r is an integer an INTEGER column holds
+** exactly (as SQLite's integer affinity converts it), with it in *pi.
+*/
+static int valueRealIsInt(double r, int64_t *pi) {
+  if (!(r == floor(r) && r > -9223372036854775808.0 &&
+        r < 9223372036854775808.0)) {
+    return 0;
   }
-  eType = sqlite3_value_numeric_type(pDup);
-  sqlite3_value_free(pDup);
-  return eType;
+  *pi = (int64_t)r;
+  return 1;
 }
 
 /* Human name of a value's storage class for messages. */
@@ -88,45 +99,63 @@ static const char *valueTypeName(int eType) {
   return "null";
 }
 
-/* Checks an attribute value; see colvecInt.h. */
+/* Checks and converts an attribute value; see colvecInt.h. */
 int colvecValueCheckAttr(sqlite3_value *pVal, const ColvecColumn *pCol,
-                         char **pzErr) {
+                         ColvecCell *pCell, char **pzErr) {
   static const char *const azAttr[] = {"integer", "real", "text", "blob"};
   int eType = sqlite3_value_type(pVal);
-  int bOk = 0, bNoMem = 0;
+  int bOk = 0, rc = SQLITE_OK, eKind = COLVEC_NUM_NONE;
+  int64_t iNum = 0;
+  double rNum = 0.0;
+  pCell->pVal = pVal;
   if (eType == SQLITE_NULL) return SQLITE_OK;
+  switch (eType) {
+  case SQLITE_INTEGER:
+    eKind = COLVEC_NUM_INTEGER;
+    iNum = sqlite3_value_int64(pVal);
+    break;
+  case SQLITE_FLOAT:
+    eKind = COLVEC_NUM_REAL;
+    rNum = sqlite3_value_double(pVal);
+    break;
+  case SQLITE_TEXT:
+    if (pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL) {
+      rc = valueTextNumber(pVal, &eKind, &iNum, &rNum);
+      if (rc != SQLITE_OK) return rc;
+    }
+    break;
+  }
   switch (pCol->eAttr) {
   case COLVEC_ATTR_BLOB:
     bOk = eType == SQLITE_BLOB;
     break;
   case COLVEC_ATTR_INTEGER:
-    if (eType == SQLITE_INTEGER) {
+    if (eKind == COLVEC_NUM_INTEGER) {
       bOk = 1;
-    } else if (eType == SQLITE_FLOAT) {
-      double r = sqlite3_value_double(pVal);
-      bOk = r == floor(r) && r >= -9.2233720368547e18 && r <= 9.2233720368547e18;
-    } else if (eType == SQLITE_TEXT) {
-      int eNum = valueNumericType(pVal, &bNoMem);
-      if (eNum == SQLITE_INTEGER) {
-        bOk = 1;
-      } else if (eNum == SQLITE_FLOAT) {
-        double r = sqlite3_value_double(pVal);
-        bOk = r == floor(r);
-      }
+    } else if (eKind == COLVEC_NUM_REAL) {
+      bOk = valueRealIsInt(rNum, &iNum);
+    }
+    if (bOk) {
+      pCell->eNum = COLVEC_NUM_INTEGER;
+      pCell->iNum = iNum;
     }
     break;
   case COLVEC_ATTR_REAL:
-    if (eType == SQLITE_INTEGER || eType == SQLITE_FLOAT) {
+    if (eKind == COLVEC_NUM_INTEGER) {
       bOk = 1;
-    } else if (eType == SQLITE_TEXT) {
-      bOk = valueNumericType(pVal, &bNoMem) != SQLITE_TEXT;
+      rNum = (double)iNum;
+    } else if (eKind == COLVEC_NUM_REAL) {
+      bOk = !isnan(rNum);
+    }
+    if (bOk) {
+      pCell->eNum = COLVEC_NUM_REAL;
+      pCell->rNum = rNum;
     }
     break;
   default: /* COLVEC_ATTR_TEXT */
     bOk = eType != SQLITE_BLOB;
     break;
   }
-  if (bNoMem) return SQLITE_NOMEM;
   if (bOk) return SQLITE_OK;
   if (eType == SQLITE_TEXT) {
     *pzErr = sqlite3_mprintf("colvec: %s expects %s, got text '%.40s'",

@@ -4,6 +4,7 @@
 */
 #include "colvec_vector.h"
 
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,130 @@
 
 /* Longest JSON number accepted, in characters. */
 #define VECTOR_MAX_NUMBER 64
+
+/* Bytes of the on-stack buffer vectorAtof uses before it allocates. */
+#define VECTOR_ATOF_BUF 128
+
+/*
+** Returns the current LC_NUMERIC decimal point ("." in the C locale, ","
+** in de_DE and many others), never NULL or empty. strtod and printf use
+** it; JSON and SQL always write '.'.
+*/
+static const char *vectorDecimalPoint(void) {
+  const struct lconv *pLc = localeconv();
+  if (pLc && pLc->decimal_point && pLc->decimal_point[0]) {
+    return pLc->decimal_point;
+  }
+  return ".";
+}
+
+/*
+** Converts the decimal number z[0..n) (only digits, '+', '-', '.', 'e' and
+** 'E', as JSON and SQL write numbers) to the nearest double, whatever the
+** process's locale: the '.' is replaced by the locale's decimal point
+** before strtod reads it. Returns COLVEC_OK with *pr set, or COLVEC_NOMEM
+** (only numbers longer than VECTOR_ATOF_BUF bytes allocate).
+*/
+static int vectorAtof(const char *z, int n, double *pr) {
+  char aBuf[VECTOR_ATOF_BUF];
+  const char *zPoint = vectorDecimalPoint();
+  size_t nPoint = strlen(zPoint);
+  size_t nNeed = (size_t)n * nPoint + 1; /* every byte could be a '.' */
+  char *zBuf = aBuf;
+  size_t j = 0;
+  int i;
+  if (nNeed > sizeof(aBuf)) {
+    zBuf = colvecMalloc((int64_t)nNeed);
+    if (zBuf == NULL) return COLVEC_NOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    if (z[i] == '.') {
+      memcpy(&zBuf[j], zPoint, nPoint);
+      j += nPoint;
+    } else {
+      zBuf[j++] = z[i];
+    }
+  }
+  zBuf[j] = 0;
+  *pr = strtod(zBuf, NULL);
+  if (zBuf != aBuf) colvecFree(zBuf);
+  return COLVEC_OK;
+}
+
+/*
+** Rewrites the number printf just wrote into zBuf (NUL-terminated) so that
+** its decimal point is '.', whatever the locale's is.
+*/
+static void vectorFixDecimalPoint(char *zBuf) {
+  const char *zPoint = vectorDecimalPoint();
+  size_t nPoint = strlen(zPoint);
+  char *zAt;
+  if (nPoint == 1 && zPoint[0] == '.') return;
+  zAt = strstr(zBuf, zPoint);
+  if (zAt) {
+    *zAt = '.';
+    memmove(zAt + 1, zAt + nPoint, strlen(zAt + nPoint) + 1);
+  }
+}
+
+/* Returns non-zero for the six characters SQLite counts as space. */
+static int vectorIsSqlSpace(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* Converts SQL text to a number as SQLite's numeric affinity; see header. */
+int colvecTextToNumber(const char *z, int n, int *peKind, int64_t *piOut,
+                       double *prOut) {
+  int i = 0, iStart, iEnd, nDigit = 0, bInt = 1;
+  *peKind = COLVEC_NUM_NONE;
+  *piOut = 0;
+  *prOut = 0.0;
+  while (i < n && vectorIsSqlSpace(z[i])) i++;
+  iStart = i;
+  if (i < n && (z[i] == '-' || z[i] == '+')) i++;
+  while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  if (i < n && z[i] == '.') {
+    bInt = 0;
+    i++;
+    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  }
+  if (nDigit == 0) return COLVEC_OK;
+  if (i < n && (z[i] == 'e' || z[i] == 'E')) {
+    int nExp = 0;
+    bInt = 0;
+    i++;
+    if (i < n && (z[i] == '-' || z[i] == '+')) i++;
+    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nExp++;
+    if (nExp == 0) return COLVEC_OK;
+  }
+  iEnd = i;
+  while (i < n && vectorIsSqlSpace(z[i])) i++;
+  if (i < n) return COLVEC_OK; /* anything else after the number */
+  if (bInt) {
+    /* an integer literal is an INTEGER when it fits in 64 bits */
+    uint64_t u = 0, uMax;
+    int bNeg = z[iStart] == '-', bFits = 1;
+    uMax = bNeg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (i = iStart + (z[iStart] == '-' || z[iStart] == '+'); i < iEnd; i++) {
+      unsigned d = (unsigned)(z[i] - '0');
+      if (u > (uMax - d) / 10) {
+        bFits = 0;
+        break;
+      }
+      u = u * 10 + d;
+    }
+    if (bFits) {
+      *peKind = COLVEC_NUM_INTEGER;
+      *piOut = bNeg ? (int64_t)(0 - u) : (int64_t)u;
+      return COLVEC_OK;
+    }
+  }
+  if (vectorAtof(&z[iStart], iEnd - iStart, prOut) != COLVEC_OK) {
+    return COLVEC_NOMEM;
+  }
+  *peKind = COLVEC_NUM_REAL;
+  return COLVEC_OK;
+}
 
 /* Returns non-zero for the four JSON whitespace characters. */
 static int vectorIsSpace(char c) {
@@ -56,7 +181,6 @@ int colvecJsonToFloats(const char *z, int n, float **paOut, int *pnOut,
   float *aOut = NULL;
   int nOut = 0, nAlloc = 0;
   int i = 0;
-  char zNum[VECTOR_MAX_NUMBER + 1];
 
   *paOut = NULL;
   *pnOut = 0;
@@ -91,9 +215,11 @@ int colvecJsonToFloats(const char *z, int n, float **paOut, int *pnOut,
         aOut = aNew;
         nAlloc = nNew;
       }
-      memcpy(zNum, &z[i], (size_t)(iEnd - i));
-      zNum[iEnd - i] = 0;
-      aOut[nOut++] = (float)strtod(zNum, NULL);
+      {
+        double r = 0.0;
+        (void)vectorAtof(&z[i], iEnd - i, &r); /* short: never allocates */
+        aOut[nOut++] = (float)r;
+      }
       i = iEnd;
       while (i < n && vectorIsSpace(z[i])) i++;
       if (i < n && z[i] == ',') {
@@ -206,15 +332,20 @@ int colvecVectorCheck(const void *a, int nByte, ColvecElem eElem, int nDim,
 
 /*
 ** Formats float f into zBuf (at least 32 bytes) in the shortest %g form that
-** reads back as the same float32.
+** reads back as the same float32, with '.' as the decimal point whatever
+** the locale (9 significant digits always read back).
 */
 static void vectorFormatFloat(float f, char *zBuf) {
   int nPrec;
   for (nPrec = 6; nPrec < 9; nPrec++) {
+    double r = 0.0;
     snprintf(zBuf, 32, "%.*g", nPrec, (double)f);
-    if ((float)strtod(zBuf, NULL) == f) return;
+    vectorFixDecimalPoint(zBuf);
+    (void)vectorAtof(zBuf, (int)strlen(zBuf), &r); /* short: no allocation */
+    if ((float)r == f) return;
   }
   snprintf(zBuf, 32, "%.9g", (double)f);
+  vectorFixDecimalPoint(zBuf);
 }
 
 /* Prints a vector as JSON; see header. */

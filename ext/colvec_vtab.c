@@ -498,8 +498,7 @@ static int vtabPrepareCells(ColvecVtab *pTab, sqlite3_value **argv,
       pCell->nBlob = pCol->nByte;
       pBuf += (pCol->nByte + 7) & ~7;
     } else {
-      rc = colvecValueCheckAttr(pVal, pCol, &zErr);
-      pCell->pVal = pVal;
+      rc = colvecValueCheckAttr(pVal, pCol, pCell, &zErr);
     }
     if (zErr) vtabSetError(pTab, zErr);
   }
