@@ -1,7 +1,8 @@
 #!/bin/bash
 # node_limit.sh — runs test/node/limit.test.mjs (KNN through
 # `ORDER BY distance LIMIT n`, which needs SQLite >= 3.41) on the SQLite
-# bundled with better-sqlite3.
+# bundled with better-sqlite3; `node_limit.sh other.test.mjs` runs another
+# script of test/node/ the same way (test/node_values.sh does).
 #
 # Environment: COLVEC_EXT (the extension, default ../build/colvec.so next to
 # this folder), COLVEC_TESTDIR (scratch folder, default /tmp): better-sqlite3
@@ -42,5 +43,5 @@ fi
 export NODE_PATH="$dir/node_modules"
 export COLVEC_EXT="$ext"
 export COLVEC_TESTDIR="${COLVEC_TESTDIR:-/tmp}"
-node --test "$here/node/limit.test.mjs"
+node --test "$here/node/${1:-limit.test.mjs}"
 exit $?
