@@ -3,7 +3,7 @@
 # test, when they are missing. Runs apt-get as root (or through sudo).
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
-      sqlite3 tcl libsqlite3-tcl check "$@")
+      sqlite3 tcl libsqlite3-tcl check locales "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -16,4 +16,14 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+# A comma-decimal locale for the locale tests (check_vector, values4.test).
+if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "generating locale de_DE.UTF-8" >&2
+  $sudo sed -i 's/^# *de_DE.UTF-8 UTF-8/de_DE.UTF-8 UTF-8/' /etc/locale.gen
+  grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen ||
+    echo 'de_DE.UTF-8 UTF-8' | $sudo tee -a /etc/locale.gen >/dev/null
+  $sudo locale-gen >/dev/null
 fi
