@@ -688,6 +688,8 @@ struct ColvecVtab {
 #endif
   int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
   sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
+  ColvecVtab *pNextOpen;   /* next table of the open-table list
+                           ** (colvecVtabFind), guarded by a mutex */
 };
 
 /* Debug builds: where a table is in SQLite's transaction calls. */
@@ -723,8 +725,13 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 /* Deletes row iRowid wherever it lives. */
 int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr);
 
-/* Full integrity check: delta rows, segment files, manifest, tombstones. */
-int colvecWriteCheck(ColvecVtab *pTab, char **pzErr);
+/*
+** Full integrity check: delta rows, segment files, manifest, tombstones.
+** bFlush: write pending rows first (the 'integrity-check' command, inside
+** a write); 0 (colvec_check(), maybe on a read-only connection) writes
+** nothing and leaves pending rows, which are in memory only, unchecked.
+*/
+int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_cursor.c (reading: xOpen .. xRowid)
@@ -751,6 +758,14 @@ void colvecVtabSetError(ColvecVtab *pTab, char *zErr);
 ** passes to xDestroy when the connection closes (also on failure).
 */
 int colvecVtabRegister(sqlite3 *db, void *pAux, void (*xDestroy)(void *));
+
+/*
+** Returns the connected table zTab of schema zDb on connection db (the one
+** connected last, if SQLite holds several), or NULL. The table stays valid
+** only while a statement that uses it is prepared (SQLite may disconnect it
+** otherwise). Serves colvec_check(), which must not go through INSERT.
+*/
+ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 
 /*************************************************************************
 ** Interface to code in colvec_func.c (scalar SQL functions)

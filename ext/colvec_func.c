@@ -192,16 +192,16 @@ static void funcFromJson(sqlite3_context *pCtx, int argc,
 }
 
 /*
-** colvec_check(table [, schema]): runs the table's integrity check (as
-** INSERT INTO t(t) VALUES('integrity-check') does) and returns 'ok', or
-** fails with the problem found. Works on SQLite versions without
-** xIntegrity (before 3.44).
+** colvec_check(table [, schema]): runs the table's integrity check (what
+** INSERT INTO t(t) VALUES('integrity-check') runs, but writing nothing, so
+** it works on a read-only connection) and returns 'ok', or fails with the
+** problem found. Works on SQLite versions without xIntegrity (before 3.44).
 */
 static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   sqlite3 *db = sqlite3_context_db_handle(pCtx);
   const char *zTab = (const char *)sqlite3_value_text(argv[0]);
   const char *zDb = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
-  sqlite3_stmt *pStmt = NULL;
+  sqlite3_stmt *pStmt = NULL, *pSnap = NULL;
   char *zSql, *zErr = NULL;
   int bColvec = 0, rc;
   if (zTab == NULL || zDb == NULL) {
@@ -226,11 +226,36 @@ static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
     sqlite3_free(zMsg);
     return;
   }
-  zSql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\") "
-                         "VALUES('integrity-check')",
-                         zDb, zTab, zTab);
-  rc = zSql ? sqlite3_exec(db, zSql, 0, 0, &zErr) : SQLITE_NOMEM;
+  /* Preparing a statement on the table connects it (and keeps it so while
+  ** prepared); a row read from T_config holds one read transaction, so
+  ** every statement of the check sees the same snapshot. No INSERT: it
+  ** would need a write transaction, which a read-only connection refuses. */
+  zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
   sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    zSql = sqlite3_mprintf("SELECT key FROM \"%w\".\"%w_config\"", zDb, zTab);
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pSnap, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+  }
+  if (rc == SQLITE_OK) {
+    int rcStep = sqlite3_step(pSnap);
+    if (rcStep != SQLITE_ROW && rcStep != SQLITE_DONE) rc = sqlite3_reset(pSnap);
+  }
+  if (rc == SQLITE_OK) {
+    ColvecVtab *pTab = colvecVtabFind(db, zDb, zTab);
+    if (pTab == NULL) {
+      zErr = sqlite3_mprintf("colvec: colvec_check: %s.%s is not connected",
+                             zDb, zTab);
+      rc = SQLITE_ERROR;
+    } else {
+      rc = colvecWriteCheck(pTab, 0, &zErr);
+    }
+  } else {
+    zErr = sqlite3_mprintf("colvec: colvec_check: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pSnap);
+  sqlite3_finalize(pStmt);
   if (rc == SQLITE_OK) {
     sqlite3_result_text(pCtx, "ok", 2, SQLITE_STATIC);
   } else {

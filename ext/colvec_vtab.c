@@ -30,9 +30,56 @@
 /* Shorthand: the table's error message (see colvec_cursor.c). */
 #define vtabSetError colvecVtabSetError
 
-/* Frees a table object and everything it owns. */
+/*
+** Tables connected in this process, newest first, linked by pNextOpen;
+** guarded by SQLITE_MUTEX_STATIC_MAIN (as colvec.c's list of connections;
+** held only around the pointer updates). Lets colvec_check() reach a table
+** without INSERT.
+*/
+static ColvecVtab *vtabOpenList = NULL;
+
+/* Adds pTab to the open-table list. */
+static void vtabListAdd(ColvecVtab *pTab) {
+  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
+  sqlite3_mutex_enter(pMutex);
+  pTab->pNextOpen = vtabOpenList;
+  vtabOpenList = pTab;
+  sqlite3_mutex_leave(pMutex);
+}
+
+/* Removes pTab from the open-table list (a no-op when it is not there). */
+static void vtabListRemove(ColvecVtab *pTab) {
+  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
+  ColvecVtab **pp;
+  sqlite3_mutex_enter(pMutex);
+  for (pp = &vtabOpenList; *pp; pp = &(*pp)->pNextOpen) {
+    if (*pp == pTab) {
+      *pp = pTab->pNextOpen;
+      break;
+    }
+  }
+  sqlite3_mutex_leave(pMutex);
+}
+
+/* Finds a connected table; see colvecInt.h. */
+ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab) {
+  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
+  ColvecVtab *p;
+  sqlite3_mutex_enter(pMutex);
+  for (p = vtabOpenList; p; p = p->pNextOpen) {
+    if (p->db == db && sqlite3_stricmp(p->pConfig->zDb, zDb) == 0 &&
+        sqlite3_stricmp(p->pConfig->zName, zTab) == 0) {
+      break;
+    }
+  }
+  sqlite3_mutex_leave(pMutex);
+  return p;
+}
+
+/* Frees a table object and everything it owns (NULL allowed). */
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {
+    vtabListRemove(pTab);
     colvecBatchFree(&pTab->pending);
     colvecIndexScratchFree(&pTab->scratch);
     sqlite3_free(pTab->aMark);
@@ -147,6 +194,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     vtabFree(pTab);
     return rc;
   }
+  vtabListAdd(pTab);
   *ppVtab = &pTab->base;
   return SQLITE_OK;
 }
@@ -453,7 +501,7 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
   int rc;
   if (zCmd == NULL) return SQLITE_NOMEM;
   if (sqlite3_stricmp(zCmd, "integrity-check") == 0) {
-    rc = colvecWriteCheck(pTab, &zErr);
+    rc = colvecWriteCheck(pTab, 1, &zErr);
   } else if (sqlite3_stricmp(zCmd, "optimize") == 0) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
   } else {

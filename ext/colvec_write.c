@@ -298,10 +298,10 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 }
 
 /* Integrity check; see colvecInt.h. */
-int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
+int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
-  int rc = colvecWriteFlush(pTab, pzErr);
+  int rc = bFlush ? colvecWriteFlush(pTab, pzErr) : SQLITE_OK;
   int i;
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
