@@ -9,8 +9,8 @@
 ** Each argument is a column definition: a name (bare or quoted with "", '',
 ** `` or []), a type, and for vector columns `key=value` options. Vector
 ** types: float[N] (alias float32[N]), int8[N], bit[N] (N a multiple of 8).
-** Attribute types: integer (int, boolean), real (float, double), text,
-** blob. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
+** Attribute types: integer (int, int64, integer64, boolean, bool), real
+** (float, double, float64, f64), text, blob: sqlite-vec's metadata types. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
 ** default, hamming for bit vectors), quantize=none|int8|int4|bit (codes the
 ** HNSW search runs on; int8 by default for float vectors), m=N (HNSW links
 ** per node, 16), ef_construction=N (200) and index=hnsw|none (none: every
@@ -21,6 +21,11 @@
 **   access=mmap|file              how segment files are read
 **   prefault=none|willneed|populate  what to do when a segment is opened
 **   build_threads=N               threads for HNSW builds (default: cores)
+**
+** sqlite-vec's other forms are refused with a message that says what to
+** write instead: `+name type` (auxiliary), `name type primary key`, `name
+** type partition key`, `chunk_size=N`; so are SQL column constraints and
+** collations after an attribute type (`not null`, `collate nocase`).
 */
 #include "colvecInt.h"
 
@@ -265,9 +270,12 @@ static int configParseAttrType(const char *zType, ColvecColumn *pCol,
     const char *zName;
     ColvecAttr eAttr;
   } aType[] = {{"integer", COLVEC_ATTR_INTEGER}, {"int", COLVEC_ATTR_INTEGER},
-               {"boolean", COLVEC_ATTR_INTEGER}, {"real", COLVEC_ATTR_REAL},
-               {"float", COLVEC_ATTR_REAL},      {"double", COLVEC_ATTR_REAL},
-               {"text", COLVEC_ATTR_TEXT},       {"blob", COLVEC_ATTR_BLOB}};
+               {"boolean", COLVEC_ATTR_INTEGER}, {"bool", COLVEC_ATTR_INTEGER},
+               {"int64", COLVEC_ATTR_INTEGER},   {"integer64", COLVEC_ATTR_INTEGER},
+               {"real", COLVEC_ATTR_REAL},       {"float", COLVEC_ATTR_REAL},
+               {"double", COLVEC_ATTR_REAL},     {"float64", COLVEC_ATTR_REAL},
+               {"f64", COLVEC_ATTR_REAL},        {"text", COLVEC_ATTR_TEXT},
+               {"blob", COLVEC_ATTR_BLOB}};
   int i;
   for (i = 0; i < (int)(sizeof(aType) / sizeof(aType[0])); i++) {
     if (sqlite3_stricmp(zType, aType[i].zName) == 0) {
@@ -362,8 +370,10 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
     else pCol->nEfC = (int)n;
     return SQLITE_OK;
   }
-  *pzErr = sqlite3_mprintf("colvec: column %s: unknown option '%s'",
-                           pCol->zName, zOpt);
+  *pzErr = sqlite3_mprintf(
+      "colvec: column %s: unknown option '%s' (expected distance_metric=, "
+      "quantize=, index=, m= or ef_construction=)",
+      pCol->zName, zOpt);
   return SQLITE_ERROR;
 }
 
@@ -458,8 +468,70 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
         "colvec: prefault must be none, willneed or populate, got '%s'", zVal);
     return SQLITE_ERROR;
   }
-  *pzErr = sqlite3_mprintf("colvec: unknown table option '%s'", zOpt);
+  if (nKey == 10 && sqlite3_strnicmp(zOpt, "chunk_size", 10) == 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: chunk_size (sqlite-vec's) is not supported: colvec keeps "
+        "new rows in the delta and writes them as a segment every delta_rows "
+        "rows (delta_rows=N, default %d)",
+        COLVEC_DEFAULT_DELTA_ROWS);
+    return SQLITE_ERROR;
+  }
+  *pzErr = sqlite3_mprintf(
+      "colvec: unknown table option '%s' (expected delta_rows, access, "
+      "prefault or build_threads)",
+      zOpt);
   return SQLITE_ERROR;
+}
+
+/*
+** The message for words after an attribute column's type (aTok[2..]),
+** which colvec does not take: sqlite-vec's `primary key` and `partition
+** key`, SQL's column constraints and collations. Each says what to write
+** instead. Returns an sqlite3_malloc'd message, or NULL on OOM.
+*/
+static char *configTrailingError(const char *zName, char **aTok, int nTok) {
+  sqlite3_str *pStr = sqlite3_str_new(NULL);
+  char *zRest;
+  int i;
+  for (i = 2; i < nTok; i++) {
+    sqlite3_str_appendf(pStr, "%s%s", i > 2 ? " " : "", aTok[i]);
+  }
+  zRest = sqlite3_str_finish(pStr);
+  if (zRest == NULL) return NULL;
+  if (nTok == 4 && sqlite3_stricmp(aTok[2], "primary") == 0 &&
+      sqlite3_stricmp(aTok[3], "key") == 0) {
+    sqlite3_free(zRest);
+    return sqlite3_mprintf(
+        "colvec: column %s: a colvec table has no primary key column: the "
+        "rowid is the key (INSERT INTO t(rowid, ...), WHERE rowid = ?); "
+        "remove '%s %s primary key'",
+        zName, zName, aTok[1]);
+  }
+  if (nTok == 4 && sqlite3_stricmp(aTok[2], "partition") == 0 &&
+      sqlite3_stricmp(aTok[3], "key") == 0) {
+    sqlite3_free(zRest);
+    return sqlite3_mprintf(
+        "colvec: column %s: partition keys are not supported: declare '%s "
+        "%s' (a filter on it, such as %s = ?, is applied during the KNN "
+        "search)",
+        zName, zName, aTok[1], zName);
+  }
+  if (sqlite3_stricmp(aTok[2], "collate") == 0) {
+    char *z = sqlite3_mprintf(
+        "colvec: column %s: collations are not supported ('%s'): declare "
+        "'%s %s' (text compares as BINARY)",
+        zName, zRest, zName, aTok[1]);
+    sqlite3_free(zRest);
+    return z;
+  }
+  {
+    char *z = sqlite3_mprintf(
+        "colvec: column %s: column constraints are not supported ('%s'): "
+        "declare '%s %s'",
+        zName, zRest, zName, aTok[1]);
+    sqlite3_free(zRest);
+    return z;
+  }
 }
 
 /*
@@ -479,6 +551,15 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
       return SQLITE_ERROR;
     }
     return configParseTableOption(p, aTok[0], pzErr);
+  }
+  if (aTok[0][0] == '+') {
+    /* sqlite-vec's auxiliary column: every colvec column is one already */
+    *pzErr = sqlite3_mprintf(
+        "colvec: auxiliary columns ('%s') are not supported: declare '%s%s%s' "
+        "- every attribute column is stored and filterable",
+        aTok[0], aTok[0][1] ? aTok[0] + 1 : "name", nTok > 1 ? " " : "",
+        nTok > 1 ? aTok[1] : "");
+    return SQLITE_ERROR;
   }
   if (configUnquote(aTok[0]) != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("colvec: malformed column name %s", aTok[0]);
@@ -504,9 +585,8 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
   }
   rc = configParseAttrType(aTok[1], pCol, pzErr);
   if (rc == SQLITE_OK && nTok > 2) {
-    *pzErr = sqlite3_mprintf("colvec: column %s: unknown option '%s'",
-                             pCol->zName, aTok[2]);
-    rc = SQLITE_ERROR;
+    *pzErr = configTrailingError(pCol->zName, aTok, nTok);
+    rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   return rc;
 }
