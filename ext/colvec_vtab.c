@@ -21,6 +21,11 @@
 **   xSync        flushes and compacts — all work that can fail is here,
 **                because SQLite ignores errors from xCommit;
 **   xRollback    drops the batch; cached segment sets are re-read.
+**
+** DDL: a table's segment folder is named by an id fixed at CREATE, so
+** CREATE and RENAME touch no files, and DROP deletes files only in
+** autocommit mode, when no ROLLBACK can bring the table back (see "Table
+** folders" in doc/ARCHITECTURE.md).
 */
 #include "colvecInt.h"
 
