@@ -230,9 +230,13 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 ** Interface to code in colvec_segment.c (the live segments of a table)
 **
 ** Segment files live in <database file>-colvec/<folder>/NNNNNN.seg, where
-** <folder> is recorded in T_config at CREATE (the table name, made safe
-** for a file name). Databases without a file (":memory:", temporary) use
-** a private temporary folder removed when the table is disconnected.
+** <folder> is an id chosen at CREATE (16 random hex digits, new on disk),
+** recorded in T_config and never changed (RENAME touches no files); tables
+** created before ids have the table name, %XX-escaped, instead. The name
+** is validated whenever it is read back. Databases without a file
+** (":memory:", temporary) use a private temporary folder removed when the
+** table is disconnected. colvec deletes only segment-named files
+** (NNNNNN.seg, NNNNNN.seg.tmp) and then a folder only when it is empty.
 ** The live set is T_manifest; rows deleted or replaced since a segment was
 ** written are listed in T_tomb. Each connection keeps the segments it has
 ** opened (mapped) and re-reads the manifest only when the database changed.
@@ -281,13 +285,76 @@ struct ColvecSegTable {
 */
 char *colvecSegFolderPath(const char *zFile, const char *zFolder);
 
+/* Kinds of folder name (colvecSegFolderCheck). */
+#define COLVEC_FOLDER_ID 1       /* an id: COLVEC_FOLDER_ID_LEN hex digits */
+#define COLVEC_FOLDER_LEGACY 2   /* old layout: the escaped table name */
+#define COLVEC_FOLDER_ID_LEN 16  /* length of an id */
+#define COLVEC_FOLDER_MAX 255    /* longest name accepted */
+
 /*
-** Opens the segment set of a table: works out the folder (creating it when
-** bCreate), but reads nothing yet. Returns SQLITE_OK with *pp set, or an
+** Classifies folder name z (n bytes, read back from T_config): returns
+** COLVEC_FOLDER_ID for an id ([0-9a-f]{16}), COLVEC_FOLDER_LEGACY for a
+** name of the old layout (([A-Za-z0-9_-]|%[0-9A-F]{2})+), 0 for anything
+** else. Neither kind can hold '/', '\', '.', NUL, or be empty or longer
+** than COLVEC_FOLDER_MAX, so both name a folder directly under
+** <db>-colvec/.
+*/
+int colvecSegFolderCheck(const char *z, int n);
+
+/*
+** Chooses an id for a new table of schema zDb and creates its folder
+** (a name nothing on disk uses yet; for a database without a file only
+** the id is chosen). Returns SQLITE_OK with *pzFolder set
+** (sqlite3_malloc'd), or an error with *pzErr set.
+*/
+int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
+                       char **pzErr);
+
+/*
+** Removes the segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) of table
+** folder zDir, then zDir itself if that left it empty. Anything else is
+** kept; a zDir that is not a real folder (a symbolic link) is not touched.
+*/
+void colvecSegFolderRemove(const char *zDir);
+
+/* Table and folder names of every colvec table of a database. */
+typedef struct ColvecFolderList ColvecFolderList;
+struct ColvecFolderList {
+  int n;           /* number of tables */
+  char **azTable;  /* table names */
+  char **azFolder; /* the folder each names in its T_config, unchecked */
+};
+
+/*
+** Fills *pList with every colvec table of schema zDb except zSkip (may be
+** NULL) and the folder its T_config names. Fails (leaving *pList empty)
+** when any table that may be a colvec table cannot be read: then nothing
+** can be proven unowned.
+*/
+int colvecSegFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
+                        ColvecFolderList *pList);
+
+/* Frees the contents of a list filled by colvecSegFolderList(). */
+void colvecSegFolderListFree(ColvecFolderList *pList);
+
+/*
+** Removes orphan table folders of schema zDb: folders under <db>-colvec/
+** whose name is an id that no colvec table (other than zSkip, which is
+** being created or dropped) names, as colvecSegFolderRemove() does. Only
+** safe while this connection holds the write lock in a transaction that
+** cannot restore a dropped table: a CREATE or DROP in autocommit mode.
+** Errors are ignored (nothing is removed that could not be proven).
+*/
+void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
+
+/*
+** Opens the segment set of a table in folder zFolder (validated or just
+** made), but reads nothing yet; a symbolic link or file in the folder's
+** place is SQLITE_CORRUPT_VTAB. Returns SQLITE_OK with *pp set, or an
 ** error with *pzErr set.
 */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       const char *zFolder, int bCreate, ColvecSegTable **pp,
+                       const char *zFolder, ColvecSegTable **pp,
                        char **pzErr);
 
 /* Closes every segment and frees the set (removing a private folder). */
@@ -543,8 +610,12 @@ int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
 int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
                            sqlite3_int64 iVal);
 
-/* Reads the segment folder name recorded at CREATE (sqlite3_malloc'd). */
-int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder);
+/*
+** Reads the segment folder name recorded at CREATE into *pzFolder
+** (sqlite3_malloc'd) and validates it (colvecSegFolderCheck): a damaged
+** value is SQLITE_CORRUPT_VTAB. Returns SQLITE_OK or an error with *pzErr.
+*/
+int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr);
 
 /* Runs one statement built with sqlite3_mprintf (zSql is freed). */
 int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr);
@@ -690,6 +761,8 @@ struct ColvecVtab {
   sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
   ColvecVtab *pNextOpen;   /* next table of the open-table list
                            ** (colvecVtabFind), guarded by a mutex */
+  int bCreated;            /* CREATEd in the current transaction, which a
+                           ** ROLLBACK TO may have undone (see xSync) */
 };
 
 /* Debug builds: where a table is in SQLite's transaction calls. */

@@ -313,6 +313,42 @@ int colvecOsExists(const char *zPath) {
 }
 
 /*
+** Says what is at zPath without following a symbolic link:
+** COLVEC_OS_NONE (nothing), COLVEC_OS_DIR (a real folder) or
+** COLVEC_OS_OTHER (a file, a symbolic link, anything else, or an error).
+*/
+int colvecOsKind(const char *zPath) {
+  struct stat st;
+  if (lstat(zPath, &st) != 0) {
+    return errno == ENOENT ? COLVEC_OS_NONE : COLVEC_OS_OTHER;
+  }
+  return S_ISDIR(st.st_mode) ? COLVEC_OS_DIR : COLVEC_OS_OTHER;
+}
+
+/*
+** Creates the one folder zDir (its parent must exist). Returns COLVEC_OK,
+** COLVEC_ERROR without a message when something already exists at zDir
+** (so that a caller choosing a fresh name can try another), or
+** COLVEC_IOERR.
+*/
+int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
+  if (mkdir(zDir, OS_DIR_MODE) == 0) return COLVEC_OK;
+  if (errno == EEXIST) return COLVEC_ERROR;
+  return osIoErr(pErr, "create folder", zDir);
+}
+
+/*
+** Removes folder zDir if it is empty (never its contents). Returns
+** COLVEC_OK when it is gone (or was not there), else COLVEC_IOERR.
+*/
+int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
+  if (rmdir(zDir) != 0 && errno != ENOENT) {
+    return osIoErr(pErr, "remove folder", zDir);
+  }
+  return COLVEC_OK;
+}
+
+/*
 ** Creates folder zDir and every missing parent (mkdir -p). An existing
 ** folder is fine; an existing non-folder is COLVEC_IOERR (ENOTDIR).
 */

@@ -112,6 +112,14 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr);
 int colvecOsExists(const char *zPath);
 int colvecOsMkdirP(const char *zDir, ColvecErr *pErr);
+int colvecOsMkdir(const char *zDir, ColvecErr *pErr);
+int colvecOsRmdir(const char *zDir, ColvecErr *pErr);
+
+/* Results of colvecOsKind(): what is at a path, links not followed. */
+#define COLVEC_OS_NONE 0  /* nothing */
+#define COLVEC_OS_DIR 1   /* a real folder */
+#define COLVEC_OS_OTHER 2 /* a file, a symbolic link, or unknown */
+int colvecOsKind(const char *zPath);
 int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
                     int *pnName, ColvecErr *pErr);
 void colvecOsListFree(char **azName, int nName);

@@ -48,20 +48,251 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
   return sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
 }
 
+/* Returns non-zero when c is a letter, a digit, '_' or '-'. */
+static int segLegacyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* Returns non-zero when c is an upper-case hexadecimal digit. */
+static int segHexUpper(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+}
+
+/* Classifies a folder name read back from T_config; see colvecInt.h. */
+int colvecSegFolderCheck(const char *z, int n) {
+  int i, bId = n == COLVEC_FOLDER_ID_LEN;
+  if (z == NULL || n <= 0 || n > COLVEC_FOLDER_MAX) return 0;
+  for (i = 0; i < n && bId; i++) {
+    bId = (z[i] >= '0' && z[i] <= '9') || (z[i] >= 'a' && z[i] <= 'f');
+  }
+  if (bId) return COLVEC_FOLDER_ID;
+  /* the old layout: the table name, bytes other than [A-Za-z0-9_-] as %XX */
+  for (i = 0; i < n; i++) {
+    if (segLegacyChar(z[i])) continue;
+    if (z[i] == '%' && i + 2 < n && segHexUpper(z[i + 1]) &&
+        segHexUpper(z[i + 2])) {
+      i += 2;
+      continue;
+    }
+    return 0;
+  }
+  return COLVEC_FOLDER_LEGACY;
+}
+
+/* Returns non-zero for the names colvec gives segment files:
+** one or more digits, then ".seg" or ".seg.tmp". */
+static int segIsSegmentName(const char *z) {
+  const char *zEnd = z;
+  while (*zEnd >= '0' && *zEnd <= '9') zEnd++;
+  if (zEnd == z) return 0;
+  return strcmp(zEnd, ".seg") == 0 || strcmp(zEnd, ".seg.tmp") == 0;
+}
+
+/* Removes a table folder's segment files, then the folder if empty. */
+void colvecSegFolderRemove(const char *zDir) {
+  char **azName = NULL;
+  int nName = 0, i;
+  if (colvecOsKind(zDir) != COLVEC_OS_DIR) return; /* never through a link */
+  if (colvecOsListDir(zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) return;
+  for (i = 0; i < nName; i++) {
+    char *zPath;
+    if (!segIsSegmentName(azName[i])) continue;
+    zPath = sqlite3_mprintf("%s/%s", zDir, azName[i]);
+    if (zPath == NULL) break;
+    if (colvecOsKind(zPath) != COLVEC_OS_DIR) colvecOsUnlink(zPath, NULL);
+    sqlite3_free(zPath);
+  }
+  colvecOsListFree(azName, nName);
+  colvecOsRmdir(zDir, NULL); /* fails, harmlessly, when other files remain */
+}
+
+/* Frees a list returned by colvecSegFolderList(). */
+void colvecSegFolderListFree(ColvecFolderList *pList) {
+  int i;
+  for (i = 0; i < pList->n; i++) {
+    sqlite3_free(pList->azTable[i]);
+    sqlite3_free(pList->azFolder[i]);
+  }
+  sqlite3_free(pList->azTable);
+  sqlite3_free(pList->azFolder);
+  memset(pList, 0, sizeof(*pList));
+}
+
+/*
+** Appends (zTable, the folder named in zTable's T_config) to pList.
+** Returns SQLITE_OK, or an error when the folder cannot be read.
+*/
+static int segFolderListAdd(sqlite3 *db, const char *zDb, const char *zTable,
+                            ColvecFolderList *pList) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", zDb,
+      zTable);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    if (sqlite3_step(pStmt) == SQLITE_ROW) {
+      int n = pList->n;
+      if ((n & 15) == 0) {
+        char **a1 = sqlite3_realloc64(pList->azTable, sizeof(char *) * (n + 16));
+        char **a2 = a1 ? sqlite3_realloc64(pList->azFolder,
+                                           sizeof(char *) * (n + 16))
+                       : NULL;
+        if (a1) pList->azTable = a1;
+        if (a2) pList->azFolder = a2;
+        if (a2 == NULL) rc = SQLITE_NOMEM;
+      }
+      if (rc == SQLITE_OK) {
+        /* any value, even a damaged one, counts as named (text up to a NUL) */
+        const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+        pList->azTable[n] = sqlite3_mprintf("%s", zTable);
+        pList->azFolder[n] = sqlite3_mprintf("%s", z ? z : "");
+        pList->n++;
+        if (pList->azTable[n] == NULL || pList->azFolder[n] == NULL) {
+          rc = SQLITE_NOMEM;
+        }
+      }
+    } else {
+      rc = SQLITE_CORRUPT_VTAB; /* no folder row: cannot tell what it names */
+    }
+    {
+      int rc2 = sqlite3_finalize(pStmt);
+      if (rc == SQLITE_OK) rc = rc2;
+    }
+  }
+  return rc;
+}
+
+/* Lists the folders every colvec table of a database names; see colvecInt.h. */
+int colvecSegFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
+                        ColvecFolderList *pList) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table' AND "
+      "sql LIKE 'CREATE VIRTUAL TABLE%%'",
+      zDb);
+  int rc;
+  memset(pList, 0, sizeof(*pList));
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zCreate = (const char *)sqlite3_column_text(pStmt, 1);
+    if (zName == NULL || zCreate == NULL) continue;
+    if (zSkip && sqlite3_stricmp(zName, zSkip) == 0) continue;
+    /* a colvec table's statement names the module; any other is skipped,
+    ** a table that merely mentions colvec must be readable as one */
+    if (sqlite3_strlike("%colvec%", zCreate, 0) != 0) continue;
+    rc = segFolderListAdd(db, zDb, zName, pList);
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  if (rc != SQLITE_OK) colvecSegFolderListFree(pList);
+  return rc;
+}
+
+/* Removes orphan table folders; see colvecInt.h. */
+void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  ColvecFolderList list;
+  char *zRoot;
+  char **azName = NULL;
+  int nName = 0, i, j;
+  if (zFile == NULL || zFile[0] == 0) return;
+  zRoot = sqlite3_mprintf("%s-colvec", zFile);
+  if (zRoot == NULL) return;
+  if (colvecOsListDir(zRoot, NULL, &azName, &nName, NULL) == COLVEC_OK &&
+      nName > 0 && colvecSegFolderList(db, zDb, zSkip, &list) == SQLITE_OK) {
+    for (i = 0; i < nName; i++) {
+      int bNamed = 0;
+      if (colvecSegFolderCheck(azName[i], (int)strlen(azName[i])) !=
+          COLVEC_FOLDER_ID) {
+        continue; /* not a name colvec gives: not colvec's to remove */
+      }
+      for (j = 0; j < list.n && !bNamed; j++) {
+        bNamed = strcmp(list.azFolder[j], azName[i]) == 0;
+      }
+      if (!bNamed) {
+        char *zDir = sqlite3_mprintf("%s/%s", zRoot, azName[i]);
+        if (zDir) colvecSegFolderRemove(zDir);
+        sqlite3_free(zDir);
+      }
+    }
+    colvecSegFolderListFree(&list);
+  }
+  colvecOsListFree(azName, nName);
+  sqlite3_free(zRoot);
+}
+
+/* Chooses and creates a new table folder; see colvecInt.h. */
+int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
+                       char **pzErr) {
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  int bFile = zFile != NULL && zFile[0] != 0;
+  char *zRoot = bFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
+  ColvecErr err;
+  int rc = SQLITE_OK, iTry;
+  *pzFolder = NULL;
+  err.zMsg[0] = 0;
+  if (bFile && zRoot == NULL) return SQLITE_NOMEM;
+  if (bFile && colvecOsMkdirP(zRoot, &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    rc = SQLITE_CANTOPEN;
+  }
+  for (iTry = 0; rc == SQLITE_OK && iTry < 100; iTry++) {
+    sqlite3_uint64 iRand = 0;
+    char *zDir;
+    int rcDir;
+    sqlite3_randomness(sizeof(iRand), &iRand);
+    *pzFolder = sqlite3_mprintf("%016llx", (unsigned long long)iRand);
+    if (*pzFolder == NULL) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if (!bFile) break; /* no folder is made: the table uses a private one */
+    zDir = sqlite3_mprintf("%s/%s", zRoot, *pzFolder);
+    if (zDir == NULL) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    /* mkdir fails on anything already there: the name is new on disk */
+    rcDir = colvecOsMkdir(zDir, &err);
+    sqlite3_free(zDir);
+    if (rcDir == COLVEC_OK) break;
+    sqlite3_free(*pzFolder);
+    *pzFolder = NULL;
+    if (rcDir != COLVEC_ERROR) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_CANTOPEN;
+    }
+  }
+  if (rc == SQLITE_OK && *pzFolder == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: cannot find a free folder name in %s",
+                             zRoot);
+    rc = SQLITE_CANTOPEN;
+  }
+  sqlite3_free(zRoot);
+  return rc;
+}
+
 /* Opens the set; see colvecInt.h. */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       const char *zFolder, int bCreate, ColvecSegTable **pp,
+                       const char *zFolder, ColvecSegTable **pp,
                        char **pzErr) {
   ColvecSegTable *p = sqlite3_malloc(sizeof(ColvecSegTable));
   const char *zFile = sqlite3_db_filename(db, pConfig->zDb);
-  ColvecErr err;
   int rc = SQLITE_OK;
   *pp = NULL;
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
   p->pConfig = pConfig;
-  err.zMsg[0] = 0;
   if (zFile == NULL || zFile[0] == 0) {
     /* no file: a private temporary folder */
     const char *zTmp = getenv("TMPDIR");
@@ -79,12 +310,17 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
       p->bTempDir = 1;
     }
   } else {
+    /* zFolder was validated (colvecStorageFolder) or just made
+    ** (colvecSegFolderNew); a link in its place is never followed */
     p->zDir = colvecSegFolderPath(zFile, zFolder);
-    if (p->zDir == NULL) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK && bCreate &&
-        colvecOsMkdirP(p->zDir, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
+    if (p->zDir == NULL) {
+      rc = SQLITE_NOMEM;
+    } else if (colvecOsKind(p->zDir) == COLVEC_OS_OTHER) {
+      *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
+                               "folder (symbolic links are not followed): "
+                               "the table is damaged",
+                               pConfig->zName, p->zDir);
+      rc = SQLITE_CORRUPT_VTAB;
     }
   }
   if (rc != SQLITE_OK) {
@@ -102,7 +338,7 @@ void colvecSegTableClose(ColvecSegTable *p) {
     for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
     sqlite3_finalize(p->pVersion);
-    if (p->bTempDir && p->zDir) colvecOsRemoveTree(p->zDir, NULL);
+    if (p->bTempDir && p->zDir) colvecSegFolderRemove(p->zDir);
     sqlite3_free(p->zDir);
     sqlite3_free(p);
   }

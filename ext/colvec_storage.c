@@ -3,7 +3,9 @@
 ** its delta.
 **
 **   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
-**       'version' -> COLVEC_FORMAT_VERSION when the table was created.
+**       'version' -> COLVEC_FORMAT_VERSION when the table was created;
+**       'folder' -> the segment folder's name (colvec_segment.c), fixed at
+**       CREATE; 'next_segid', 'generation' (colvec_compact.c).
 **   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)
 **       one row per table row; ci holds user column i, vectors as BLOBs of
 **       the column's binary form, attributes with the declared affinity.
@@ -100,7 +102,14 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
   int rc = colvecStorageConfigGet(p, "version", &iVersion);
   *piVersion = (int)iVersion;
   if (rc == SQLITE_CORRUPT_VTAB) return SQLITE_OK; /* no row: version 0 */
-  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+  if ((rc & 0xff) == SQLITE_SCHEMA || (rc & 0xff) == SQLITE_BUSY ||
+      (rc & 0xff) == SQLITE_LOCKED) {
+    /* passed on as it is: SQLite retries a prepare that fails with
+    ** SQLITE_SCHEMA once it has reset its schema (this happens when a
+    ** failed CREATE VIRTUAL TABLE left the schema stale and a table is
+    ** connected again while the statement is prepared) */
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  } else if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
     *pzErr = sqlite3_mprintf(
         "colvec: table %s is missing its shadow table %s_config (%s)",
         pC->zName, pC->zName, sqlite3_errmsg(p->db));
@@ -588,11 +597,15 @@ int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
   if (rc != SQLITE_OK) return rc;
-  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+  rc = sqlite3_step(pStmt);
+  if (rc == SQLITE_ROW) {
     *piVal = sqlite3_column_int64(pStmt, 0);
-  } else {
+    rc = SQLITE_OK;
+  } else if (rc == SQLITE_DONE) {
     rc = COLVEC_CORRUPT_VTAB;
   }
+  /* any other code is an error of the read (SQLITE_SCHEMA inside xConnect,
+  ** SQLITE_BUSY, ...), never "missing": the caller passes it on */
   sqlite3_finalize(pStmt);
   return rc;
 }
@@ -608,8 +621,9 @@ int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
       NULL);
 }
 
-/* Reads the folder name recorded at CREATE into *pzFolder. */
-int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder) {
+/* Reads and validates the segment folder name; see colvecInt.h. */
+int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
   sqlite3_stmt *pStmt = NULL;
   char *zSql = sqlite3_mprintf(
       "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", pC->zDb,
@@ -617,14 +631,35 @@ int colvecStorageFolder(sqlite3 *db, const ColvecConfig *pC, char **pzFolder) {
   int rc;
   *pzFolder = NULL;
   if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return rc;
-  if (sqlite3_step(pStmt) == SQLITE_ROW) {
-    *pzFolder = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
-    if (*pzFolder == NULL) rc = SQLITE_NOMEM;
-  } else {
-    rc = COLVEC_CORRUPT_VTAB;
+  if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+  if (rc == SQLITE_ROW) {
+    /* untrusted: a TEXT value without NUL that names a folder directly
+    ** under <db>-colvec/, checked before any file is touched */
+    int eType = sqlite3_column_type(pStmt, 0); /* before any conversion */
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    int n = sqlite3_column_bytes(pStmt, 0);
+    rc = SQLITE_OK;
+    if (eType != SQLITE_TEXT || z == NULL ||
+        (int)strlen(z) != n || colvecSegFolderCheck(z, n) == 0) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: table %s: invalid segment folder name in %s_config (it "
+          "must name a folder directly under the database's -colvec "
+          "folder): the table is damaged",
+          pC->zName, pC->zName);
+      rc = SQLITE_CORRUPT_VTAB;
+    } else {
+      *pzFolder = sqlite3_mprintf("%s", z);
+      if (*pzFolder == NULL) rc = SQLITE_NOMEM;
+    }
+  } else if (rc == SQLITE_DONE) {
+    *pzErr = sqlite3_mprintf("colvec: table %s has no segment folder in "
+                             "%s_config: the table is damaged",
+                             pC->zName, pC->zName);
+    rc = SQLITE_CORRUPT_VTAB;
+  } else if (rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
   }
   sqlite3_finalize(pStmt);
   return rc;

@@ -21,6 +21,11 @@
 **   xSync        flushes and compacts — all work that can fail is here,
 **                because SQLite ignores errors from xCommit;
 **   xRollback    drops the batch; cached segment sets are re-read.
+**
+** DDL: a table's segment folder is named by an id fixed at CREATE, so
+** CREATE and RENAME touch no files, and DROP deletes files only in
+** autocommit mode, when no ROLLBACK can bring the table back (see "Table
+** folders" in doc/ARCHITECTURE.md).
 */
 #include "colvecInt.h"
 
@@ -93,37 +98,53 @@ static void vtabFree(ColvecVtab *pTab) {
 }
 
 /*
-** Returns the segment folder name for table zName (sqlite3_malloc'd):
-** letters, digits, '_' and '-' kept, every other byte as %XX, so that any
-** table name gives a distinct, safe file name.
+** xConnect: refuses a table whose T_config names the same folder as
+** another colvec table's (a damaged or edited database), since each
+** table's cleanup would delete the other's files. A list that cannot be
+** read skips the check (the read of this table's own config succeeded).
+** Returns SQLITE_OK or SQLITE_CORRUPT_VTAB with *pzErr set.
 */
-static char *vtabFolderName(const char *zName) {
-  sqlite3_str *pStr = sqlite3_str_new(NULL);
-  const unsigned char *z;
-  for (z = (const unsigned char *)zName; *z; z++) {
-    if ((*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
-        (*z >= '0' && *z <= '9') || *z == '_' || *z == '-') {
-      sqlite3_str_appendchar(pStr, 1, (char)*z);
-    } else {
-      sqlite3_str_appendf(pStr, "%%%02X", *z);
+static int vtabCheckFolderShared(sqlite3 *db, const ColvecConfig *pC,
+                                 const char *zFolder, char **pzErr) {
+  ColvecFolderList list;
+  int rc = SQLITE_OK, i;
+  if (colvecSegFolderList(db, pC->zDb, pC->zName, &list) != SQLITE_OK) {
+    return SQLITE_OK;
+  }
+  for (i = 0; i < list.n && rc == SQLITE_OK; i++) {
+    if (strcmp(list.azFolder[i], zFolder) == 0) {
+      *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s in "
+                               "%s_config is also named by table %s: the "
+                               "table is damaged",
+                               pC->zName, zFolder, pC->zName,
+                               list.azTable[i]);
+      rc = SQLITE_CORRUPT_VTAB;
     }
   }
-  return sqlite3_str_finish(pStr);
+  colvecSegFolderListFree(&list);
+  return rc;
 }
 
 /*
-** CREATE of a table whose folder already exists (left by a table of the
-** same name dropped inside a transaction): nothing in it belongs to the new
-** table, so it is removed.
+** DROP TABLE in autocommit mode, after the shadow tables were dropped:
+** removes the table's segment files and then its folder if empty (unless
+** another table names the same folder, or that cannot be read), and
+** sweeps orphan folders. The statement is the whole transaction, so no
+** ROLLBACK can bring back a table whose folder this removes.
 */
-static void vtabRemoveStaleFolder(sqlite3 *db, const ColvecConfig *pC,
-                                  const char *zFolder) {
-  const char *zFile = sqlite3_db_filename(db, pC->zDb);
-  if (zFile && zFile[0]) {
-    char *zDir = colvecSegFolderPath(zFile, zFolder);
-    if (zDir && colvecOsExists(zDir)) colvecOsRemoveTree(zDir, NULL);
-    sqlite3_free(zDir);
+static void vtabDropFiles(ColvecVtab *pTab) {
+  const ColvecConfig *pC = pTab->pConfig;
+  ColvecFolderList list;
+  const char *zFolder = strrchr(pTab->pSegs->zDir, '/');
+  if (colvecSegFolderList(pTab->db, pC->zDb, pC->zName, &list) == SQLITE_OK) {
+    int i, bShared = 0;
+    for (i = 0; i < list.n && zFolder; i++) {
+      bShared |= strcmp(list.azFolder[i], zFolder + 1) == 0;
+    }
+    if (!bShared) colvecSegFolderRemove(pTab->pSegs->zDir);
+    colvecSegFolderListFree(&list);
   }
+  colvecSegSweepOrphans(pTab->db, pC->zDb, pC->zName);
 }
 
 /*
@@ -137,6 +158,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   int rc = SQLITE_OK;
   char *zDecl = NULL;
   char *zFolder = NULL;
+  int bMadeFolder = 0; /* this CREATE made folder zFolder */
   *ppVtab = NULL;
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
@@ -167,8 +189,15 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
     colvecBatchInit(&pTab->pending, pTab->pConfig);
     if (bCreate) {
-      zFolder = vtabFolderName(pTab->pConfig->zName);
-      if (zFolder == NULL) rc = SQLITE_NOMEM;
+      /* CREATE never deletes anything of its own name: the new table gets
+      ** a new folder. In autocommit mode the statement is the whole
+      ** transaction and holds the write lock, so folders no table names
+      ** are orphans for certain and are swept first. */
+      if (sqlite3_get_autocommit(db)) {
+        colvecSegSweepOrphans(db, pTab->pConfig->zDb, pTab->pConfig->zName);
+      }
+      rc = colvecSegFolderNew(db, pTab->pConfig->zDb, &zFolder, pzErr);
+      bMadeFolder = rc == SQLITE_OK;
     }
   }
   if (rc == SQLITE_OK) {
@@ -176,17 +205,20 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
                            &pTab->pStorage, pzErr);
   }
   if (rc == SQLITE_OK && !bCreate) {
-    rc = colvecStorageFolder(db, pTab->pConfig, &zFolder);
-    if (rc != SQLITE_OK) {
-      *pzErr = sqlite3_mprintf("colvec: table %s has no segment folder in "
-                               "%s_config",
-                               pTab->pConfig->zName, pTab->pConfig->zName);
+    rc = colvecStorageFolder(pTab->pStorage, &zFolder, pzErr);
+    if (rc == SQLITE_OK) {
+      rc = vtabCheckFolderShared(db, pTab->pConfig, zFolder, pzErr);
     }
   }
   if (rc == SQLITE_OK) {
-    if (bCreate) vtabRemoveStaleFolder(db, pTab->pConfig, zFolder);
-    rc = colvecSegTableOpen(db, pTab->pConfig, zFolder, bCreate, &pTab->pSegs,
-                            pzErr);
+    rc = colvecSegTableOpen(db, pTab->pConfig, zFolder, &pTab->pSegs, pzErr);
+  }
+  if (rc != SQLITE_OK && bMadeFolder) {
+    /* the folder this failed CREATE made is still empty */
+    const char *zFile = sqlite3_db_filename(db, pTab->pConfig->zDb);
+    char *zDir = zFile && zFile[0] ? colvecSegFolderPath(zFile, zFolder) : NULL;
+    if (zDir) colvecOsRmdir(zDir, NULL);
+    sqlite3_free(zDir);
   }
   sqlite3_free(zFolder);
   sqlite3_free(zDecl);
@@ -195,6 +227,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     return rc;
   }
   vtabListAdd(pTab);
+  pTab->bCreated = bCreate;
   *ppVtab = &pTab->base;
   return SQLITE_OK;
 }
@@ -222,17 +255,19 @@ static int vtabDisconnectMethod(sqlite3_vtab *pVtab) {
 }
 
 /*
-** xDestroy: DROP TABLE drops the shadow tables and the segment folder, then
-** frees the object. Inside an explicit transaction the folder is kept (a
-** ROLLBACK would bring the table back, and files cannot be un-deleted); a
-** later CREATE of the same name removes it.
+** xDestroy: DROP TABLE drops the shadow tables. In autocommit mode it also
+** removes the table's segment files and then its folder if empty
+** (vtabDropFiles). Inside an explicit transaction the files stay (a
+** ROLLBACK brings the table back, and files cannot be un-deleted); after
+** such a DROP commits, the folder is an orphan that the next CREATE or
+** DROP in autocommit mode removes.
 */
 static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int rc = colvecStorageDestroy(pTab->pStorage);
   if (rc == SQLITE_OK) {
     if (sqlite3_get_autocommit(pTab->db) && !pTab->pSegs->bTempDir) {
-      colvecOsRemoveTree(pTab->pSegs->zDir, NULL);
+      vtabDropFiles(pTab);
     }
     vtabFree(pTab);
   }
@@ -634,42 +669,13 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
 }
 
 /*
-** xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables and,
-** outside an explicit transaction, moves the segment folder to the new
-** name (inside one the folder keeps its name: a ROLLBACK could not move it
-** back; T_config records where it is either way).
+** xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables. No
+** file is touched: the segment folder is named by the table's id, not by
+** its name.
 */
 static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  ColvecConfig *pC = pTab->pConfig;
-  int rc = colvecStorageRename(pTab->pStorage, zNew);
-  if (rc == SQLITE_OK && sqlite3_get_autocommit(pTab->db) &&
-      !pTab->pSegs->bTempDir) {
-    const char *zFile = sqlite3_db_filename(pTab->db, pC->zDb);
-    char *zFolder = vtabFolderName(zNew);
-    char *zDir = colvecSegFolderPath(zFile, zFolder);
-    ColvecErr err;
-    err.zMsg[0] = 0;
-    if (zFolder == NULL || zDir == NULL) {
-      rc = SQLITE_NOMEM;
-    } else if (!colvecOsExists(pTab->pSegs->zDir)) {
-      /* no segment written yet: nothing to move */
-    } else if (colvecOsRename(pTab->pSegs->zDir, zDir, &err) != COLVEC_OK) {
-      vtabSetError(pTab, sqlite3_mprintf("%s", err.zMsg));
-      rc = SQLITE_IOERR;
-    }
-    if (rc == SQLITE_OK) {
-      rc = colvecStorageExec(
-          pTab->pStorage,
-          sqlite3_mprintf("UPDATE \"%w\".\"%w_config\" SET value=%Q WHERE "
-                          "key='folder'",
-                          pC->zDb, zNew, zFolder),
-          NULL);
-    }
-    sqlite3_free(zFolder);
-    sqlite3_free(zDir);
-  }
-  return rc;
+  return colvecStorageRename(pTab->pStorage, zNew);
 }
 
 /*
@@ -678,6 +684,7 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
 */
 static void vtabResetTransaction(ColvecVtab *pTab) {
   pTab->iGenStart = -1;
+  pTab->bCreated = 0;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
@@ -708,6 +715,27 @@ static int vtabBeginMethod(sqlite3_vtab *pVtab) {
 }
 
 /*
+** Sets *pbExists to whether table pTab's T_config still exists (a CREATE
+** undone by ROLLBACK TO leaves the table object without shadow tables).
+*/
+static int vtabShadowExists(ColvecVtab *pTab, int *pbExists) {
+  const ColvecConfig *pC = pTab->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                               "type='table' AND name='%q_config'",
+                               pC->zDb, pC->zName);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(pTab->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    *pbExists = sqlite3_step(pStmt) == SQLITE_ROW;
+    rc = sqlite3_finalize(pStmt);
+  }
+  return rc;
+}
+
+/*
 ** xSync: all work that can fail happens here, before SQLite commits:
 ** pending rows are written (a bulk load straight to a segment), the delta
 ** is compacted when it passed delta_rows, segments are merged and unneeded
@@ -721,6 +749,13 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   /* a table CREATEd in this transaction joins it without xBegin */
   vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
   pTab->nMark = 0; /* no savepoint outlives the commit */
+  if (pTab->bCreated) {
+    /* SQLite still syncs a table whose CREATE a ROLLBACK TO undid: its
+    ** shadow tables are gone and there is nothing to write */
+    int bExists = 0;
+    rc = vtabShadowExists(pTab, &bExists);
+    if (rc != SQLITE_OK || !bExists) return rc;
+  }
   rc = colvecWriteCompact(pTab, 0, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;

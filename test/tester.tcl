@@ -146,6 +146,14 @@ proc do_eqp_test {name sql expected} {
       "expected: \[$expected\]\n  got:      \[$got\]"
 }
 
+# Path of colvec table $tbl's segment folder: <db>-colvec/ and the folder
+# name its T_config records (an id chosen at CREATE, not the table name).
+proc table_dir {tbl {dbh db} {path ""}} {
+  if {$path eq ""} { set path [test_db_path] }
+  set folder [$dbh one "SELECT value FROM \"${tbl}_config\" WHERE key = 'folder'"]
+  return $path-colvec/$folder
+}
+
 # Returns the float32 BLOB for Tcl list $values (little-endian).
 proc vec_blob {values} {
   return [binary format r* $values]
