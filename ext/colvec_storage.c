@@ -119,6 +119,7 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
   memset(p, 0, sizeof(*p));
   p->db = db;
   p->pConfig = pConfig;
+  p->iTxnGen = -1;
   if (bCreate) {
     sqlite3_str *pStr = sqlite3_str_new(db);
     int i;

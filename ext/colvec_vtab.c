@@ -93,7 +93,6 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   *ppVtab = NULL;
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
-  pTab->iGenStart = -1;
   pTab->db = db;
   rc = colvecConfigParse(argc, argv, &pTab->pConfig, pzErr);
   if (rc == SQLITE_OK) {
@@ -627,10 +626,10 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
 
 /*
 ** Forgets the per-transaction state: pending rows, savepoint marks, the
-** cached largest rowid and the generation the transaction began with.
+** cached largest rowid and the generation of the transaction.
 */
 static void vtabResetTransaction(ColvecVtab *pTab) {
-  pTab->iGenStart = -1;
+  if (pTab->pStorage) pTab->pStorage->iTxnGen = -1;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
