@@ -413,6 +413,15 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr);
 
 /*
+** Integrity check of the folder: every segment file with a segid below
+** next_segid (so not an orphan of a rolled-back writer) must be named by
+** T_manifest or T_trash. Returns SQLITE_OK, or SQLITE_CORRUPT_VTAB with
+** *pzErr naming the first file that no row names.
+*/
+int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            char **pzErr);
+
+/*
 ** Write transactions (that compacted) for which WAL mode keeps the files of
 ** the segments a transaction dropped. A reader opens every segment of its
 ** snapshot when it first reads the table, so this matters only to a
@@ -638,6 +647,22 @@ int colvecPlanUsesColumn(int mUsed, int iCol);
 ** first problem.
 */
 int colvecStorageCheck(ColvecStorage *p, char **pzErr);
+
+/*
+** Checks that every shadow table of table pConfig exists. Returns SQLITE_OK,
+** or SQLITE_CORRUPT_VTAB with *pzErr set to "colvec: table T is damaged:
+** shadow table T_x is missing" (the first missing one), or another error.
+*/
+int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
+                             char **pzErr);
+
+/*
+** Called with the result rc of a method that used the shadow tables: when
+** rc is an SQL error (SQLITE_ERROR) and a shadow table is missing, replaces
+** *pzErr (freeing it) with the "is damaged" message and returns
+** SQLITE_CORRUPT_VTAB; otherwise returns rc unchanged.
+*/
+int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_knn.c (exact KNN over the delta)

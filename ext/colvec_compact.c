@@ -491,19 +491,20 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 
 /*
 ** Returns 1 when segid is named by T_manifest or by a T_trash row that
-** iKeep and iGen say to keep (see colvecCompactCleanup), 0 otherwise,
-** negative on error.
+** iKeep and iGen say to keep (see colvecCompactCleanup; any row when
+** bAnyTrash), 0 otherwise, negative on error.
 */
 static int compactIsNeeded(ColvecStorage *pStorage, int64_t iSegid,
-                           sqlite3_int64 iKeep, sqlite3_int64 iGen) {
+                           sqlite3_int64 iKeep, sqlite3_int64 iGen,
+                           int bAnyTrash) {
   const ColvecConfig *pC = pStorage->pConfig;
   sqlite3_stmt *pStmt = NULL;
   char *zSql = sqlite3_mprintf(
       "SELECT 1 FROM \"%w\".\"%w_manifest\" WHERE segid=%lld UNION ALL "
       "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=%lld AND "
-      "((generation>=0 AND generation>%lld) OR generation=%lld)",
+      "((generation>=0 AND generation>%lld) OR generation=%lld OR %d)",
       pC->zDb, pC->zName, (long long)iSegid, pC->zDb, pC->zName,
-      (long long)iSegid, iKeep, -iGen);
+      (long long)iSegid, iKeep, -iGen, bAnyTrash);
   int rc, bNeeded;
   if (zSql == NULL) return -SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL);
@@ -563,7 +564,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int64_t iSegid;
     int bNeeded;
     if (!compactParseName(azName[i], &iSegid)) continue;
-    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep, iGen);
+    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
@@ -586,5 +587,37 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                         pC->zDb, pC->zName, iKeep, -iGen),
         pzErr);
   }
+  return rc;
+}
+
+/* Checks that every older segment file is named; see colvecInt.h. */
+int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  char **azName = NULL;
+  int nName = 0, i, rc;
+  sqlite3_int64 iNext = 0;
+  rc = colvecStorageConfigGet(pStorage, "next_segid", &iNext);
+  if (rc != SQLITE_OK) return rc;
+  if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) != COLVEC_OK) {
+    return SQLITE_OK; /* no folder: missing files are found by opening */
+  }
+  for (i = 0; rc == SQLITE_OK && i < nName; i++) {
+    int64_t iSegid;
+    int bNamed;
+    if (!compactParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
+    /* any trash row counts, however old: its file may await cleanup */
+    bNamed = compactIsNeeded(pStorage, iSegid, 0, 0, 1);
+    if (bNamed < 0) {
+      rc = -bNamed;
+    } else if (bNamed == 0) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: integrity-check: table %s: segment file %s is named by no "
+          "row of %s_manifest or %s_trash",
+          pC->zName, azName[i], pC->zName, pC->zName);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
+  colvecOsListFree(azName, nName);
   return rc;
 }

@@ -331,6 +331,9 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   if (zSql == NULL) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
   while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
     int64_t iSegid = sqlite3_column_int64(pStmt, 0);
     int64_t nRow = sqlite3_column_int64(pStmt, 1);

@@ -108,6 +108,56 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
   return rc;
 }
 
+/* Checks that every shadow table exists; see colvecInt.h. */
+int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
+                             char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc = SQLITE_OK, i;
+  char *zSql = sqlite3_mprintf(
+      "SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND "
+      "name=(%Q || '_' || ?1) COLLATE NOCASE",
+      pConfig->zDb, pConfig->zName);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
+    int bFound;
+    sqlite3_bind_text(pStmt, 1, storageSuffix[i], -1, SQLITE_STATIC);
+    bFound = sqlite3_step(pStmt) == SQLITE_ROW;
+    rc = sqlite3_reset(pStmt);
+    if (rc == SQLITE_OK && !bFound) {
+      sqlite3_free(*pzErr);
+      *pzErr = sqlite3_mprintf(
+          "colvec: table %s is damaged: shadow table %s_%s is missing",
+          pConfig->zName, pConfig->zName, storageSuffix[i]);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && *pzErr == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Explains an SQL error by a missing shadow table; see colvecInt.h. */
+int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr) {
+  char *zErr = NULL;
+  if (rc != SQLITE_ERROR || p == NULL) return rc;
+  if (*pzErr == NULL) {
+    /* keep the original message: the check below resets the connection's */
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  if (colvecStorageShadowCheck(p->db, p->pConfig, &zErr) ==
+      SQLITE_CORRUPT_VTAB) {
+    sqlite3_free(*pzErr);
+    *pzErr = zErr;
+    return SQLITE_CORRUPT_VTAB;
+  }
+  sqlite3_free(zErr);
+  return rc;
+}
+
 /* Creates or checks the shadow tables; see colvecInt.h. */
 int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
                       const char *zFolder, ColvecStorage **pp, char **pzErr) {
@@ -159,7 +209,8 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
     }
   } else {
     int iVersion = 0;
-    rc = storageReadVersion(p, &iVersion, pzErr);
+    rc = colvecStorageShadowCheck(db, pConfig, pzErr);
+    if (rc == SQLITE_OK) rc = storageReadVersion(p, &iVersion, pzErr);
     if (rc == SQLITE_OK && iVersion != COLVEC_FORMAT_VERSION) {
       if (iVersion > COLVEC_FORMAT_VERSION) {
         *pzErr = sqlite3_mprintf(

@@ -461,6 +461,7 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
                            zCmd);
     rc = SQLITE_ERROR;
   }
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;
 }
@@ -534,6 +535,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   if (argc == 1) {
     char *zErr = NULL;
     rc = colvecWriteDelete(pTab, sqlite3_value_int64(argv[0]), &zErr);
+    rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
     if (zErr) vtabSetError(pTab, zErr);
     return rc;
   }
@@ -573,6 +575,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
     rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
                            &zErr);
   }
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) {
     vtabSetError(pTab, zErr);
   } else if (rc == SQLITE_CONSTRAINT) {
@@ -674,6 +677,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
   pTab->nMark = 0; /* no savepoint outlives the commit */
   rc = colvecWriteCompact(pTab, 0, &zErr);
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;
 }

@@ -296,8 +296,9 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
-  int rc = colvecWriteFlush(pTab, pzErr);
+  int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
   int i;
+  if (rc == SQLITE_OK) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
@@ -338,5 +339,6 @@ int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
       }
     }
   }
+  if (rc == SQLITE_OK) rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
   return rc;
 }
