@@ -660,7 +660,8 @@ int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
 ** Called with the result rc of a method that used the shadow tables: when
 ** rc is an SQL error (SQLITE_ERROR) and a shadow table is missing, replaces
 ** *pzErr (freeing it) with the "is damaged" message and returns
-** SQLITE_CORRUPT_VTAB; otherwise returns rc unchanged.
+** SQLITE_CORRUPT_VTAB; otherwise returns rc and leaves *pzErr unchanged
+** (but sqlite3_errmsg() may have been reset: read it first).
 */
 int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr);
 

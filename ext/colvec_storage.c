@@ -102,8 +102,8 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
   if (rc == SQLITE_CORRUPT_VTAB) return SQLITE_OK; /* no row: version 0 */
   if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
     *pzErr = sqlite3_mprintf(
-        "colvec: table %s is missing its shadow table %s_config (%s)",
-        pC->zName, pC->zName, sqlite3_errmsg(p->db));
+        "colvec: table %s: cannot read %s_config (%s)", pC->zName,
+        pC->zName, sqlite3_errmsg(p->db));
   }
   return rc;
 }
@@ -144,10 +144,6 @@ int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
 int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr) {
   char *zErr = NULL;
   if (rc != SQLITE_ERROR || p == NULL) return rc;
-  if (*pzErr == NULL) {
-    /* keep the original message: the check below resets the connection's */
-    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
-  }
   if (colvecStorageShadowCheck(p->db, p->pConfig, &zErr) ==
       SQLITE_CORRUPT_VTAB) {
     sqlite3_free(*pzErr);

@@ -575,6 +575,9 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
     rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
                            &zErr);
   }
+  if (zErr == NULL && rc != SQLITE_OK && rc != SQLITE_CONSTRAINT) {
+    zErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
+  }
   rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) {
     vtabSetError(pTab, zErr);
@@ -582,8 +585,6 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
     vtabSetError(pTab,
                  sqlite3_mprintf("UNIQUE constraint failed: %s.rowid",
                                  pC->zName));
-  } else if (rc != SQLITE_OK) {
-    vtabSetError(pTab, sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db)));
   }
   return rc;
 }
