@@ -475,14 +475,33 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
                        char **pzErr);
 
 /*
-** Deletes files of segments dropped at least two generations before
-** iGenStart (the generation when the current transaction began; sixteen in
-** WAL mode, where readers may hold older snapshots) and files no manifest
+** Deletes the files nothing can need any more: segments dropped by earlier
+** write transactions (in WAL mode only once COLVEC_WAL_KEEP more
+** transactions have compacted since, for readers whose snapshot is older
+** than their first read of the table), segments created and dropped inside
+** one earlier transaction (never visible to anyone), and files no manifest
 ** or trash row names (orphans of rolled-back or crashed writers). Call only
 ** inside a write transaction.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         sqlite3_int64 iGenStart, char **pzErr);
+                         char **pzErr);
+
+/*
+** Integrity check of the folder: every segment file with a segid below
+** next_segid (so not an orphan of a rolled-back writer) must be named by
+** T_manifest or T_trash. Returns SQLITE_OK, or SQLITE_CORRUPT_VTAB with
+** *pzErr naming the first file that no row names.
+*/
+int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            char **pzErr);
+
+/*
+** Write transactions (that compacted) for which WAL mode keeps the files of
+** the segments a transaction dropped. A reader opens every segment of its
+** snapshot when it first reads the table, so this matters only to a
+** snapshot that began elsewhere and reads the table this much later.
+*/
+#define COLVEC_WAL_KEEP 16
 
 /*************************************************************************
 ** Interface to code in colvec_index.c (per-segment ANN index)
@@ -573,8 +592,11 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
 **   T_tomb(segid, rowid, PRIMARY KEY(segid, rowid)) WITHOUT ROWID
 **       rows of segment segid deleted or replaced since it was written
 **   T_trash(segid INTEGER PRIMARY KEY, generation)
-**       segments dropped by a merge, deleted from disk two generations on
-** T_config keys: version, folder, next_segid, generation.
+**       segments dropped by a merge, with the generation of the write
+**       transaction that dropped them (negated when that transaction had
+**       also created them); see colvecCompactCleanup
+** T_config keys: version, folder, next_segid, generation (the number of
+** write transactions that compacted).
 */
 
 /* Version of the shadow-table format written by this build. */
@@ -592,6 +614,10 @@ struct ColvecStorage {
   sqlite3 *db;                /* connection */
   const ColvecConfig *pConfig; /* table definition (not owned) */
   sqlite3_stmt *apStmt[8];    /* cached statements, see colvec_storage.c */
+  sqlite3_int64 iTxnGen;      /* generation of the current write transaction,
+                              ** -1 until it first compacts (colvec_compact.c) */
+  sqlite3_int64 iTxnSegid;    /* next_segid when it first compacted: segments
+                              ** from here on were never committed */
 };
 
 /*
@@ -700,6 +726,23 @@ int colvecPlanUsesColumn(int mUsed, int iCol);
 */
 int colvecStorageCheck(ColvecStorage *p, char **pzErr);
 
+/*
+** Checks that every shadow table of table pConfig exists. Returns SQLITE_OK,
+** or SQLITE_CORRUPT_VTAB with *pzErr set to "colvec: table T is damaged:
+** shadow table T_x is missing" (the first missing one), or another error.
+*/
+int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
+                             char **pzErr);
+
+/*
+** Called with the result rc of a method that used the shadow tables: when
+** rc is an SQL error (SQLITE_ERROR) and a shadow table is missing, replaces
+** *pzErr (freeing it) with the "is damaged" message and returns
+** SQLITE_CORRUPT_VTAB; otherwise returns rc and leaves *pzErr unchanged
+** (but sqlite3_errmsg() may have been reset: read it first).
+*/
+int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr);
+
 /*************************************************************************
 ** Interface to code in colvec_knn.c (exact KNN over the delta)
 */
@@ -751,9 +794,6 @@ struct ColvecVtab {
   unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;       /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch; /* buffers reused by every KNN search */
-  sqlite3_int64 iGenStart; /* T_config generation when the transaction
-                           ** began, -1 until read: files dropped in this
-                           ** transaction are never deleted by it */
 #ifdef COLVEC_DEBUG
   int eTxn;                /* debug: COLVEC_TXN_* state, checks call order */
 #endif

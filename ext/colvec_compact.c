@@ -297,6 +297,28 @@ static int compactTier(const ColvecConfig *pC, int64_t nRow) {
   return iTier;
 }
 
+/*
+** Sets *piGen to the generation of the current write transaction. The
+** first compaction of a transaction bumps T_config's generation and
+** remembers the new value and next_segid in pStorage (reset by the table at
+** every transaction boundary); later ones reuse them. A ROLLBACK TO that
+** undid the bump shows as a generation that differs again, and bumps anew.
+** Returns SQLITE_OK or an error.
+*/
+static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen) {
+  sqlite3_int64 iGen = 0;
+  int rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+  if (rc == SQLITE_OK && iGen != pStorage->iTxnGen) {
+    if (pStorage->iTxnGen < 0) {
+      rc = colvecStorageConfigGet(pStorage, "next_segid", &pStorage->iTxnSegid);
+    }
+    if (rc == SQLITE_OK) rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
+    if (rc == SQLITE_OK) pStorage->iTxnGen = iGen + 1;
+  }
+  *piGen = pStorage->iTxnGen;
+  return rc;
+}
+
 /* Writes a segment from sources; see colvecInt.h. */
 int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        const ColvecSource *aSrc, int nSrc, char **pzErr) {
@@ -314,7 +336,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   err.zMsg[0] = 0;
   rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
-  if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+  if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen);
   if (rc == SQLITE_OK && nRow > 0) {
     int64_t nMaxByte = 8;
     for (i = 0; i < pC->nCol; i++) {
@@ -373,6 +395,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
   }
   for (i = 0; rc == SQLITE_OK && i < nSrc; i++) {
+    int64_t iDrop = aSrc[i].pSeg ? aSrc[i].pSeg->iSegid : 0;
     if (aSrc[i].pSeg == NULL) continue;
     rc = colvecStorageExec(
         pStorage,
@@ -380,12 +403,12 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
             "DELETE FROM \"%w\".\"%w_manifest\" WHERE segid=%lld;"
             "DELETE FROM \"%w\".\"%w_tomb\" WHERE segid=%lld;"
             "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(%lld, %lld);",
-            pC->zDb, pC->zName, aSrc[i].pSeg->iSegid, pC->zDb, pC->zName,
-            aSrc[i].pSeg->iSegid, pC->zDb, pC->zName, aSrc[i].pSeg->iSegid,
-            iGen),
+            pC->zDb, pC->zName, iDrop, pC->zDb, pC->zName, iDrop, pC->zDb,
+            pC->zName, iDrop,
+            /* created in this transaction: no committed state names it */
+            iDrop >= pStorage->iTxnSegid ? -iGen : iGen),
         pzErr);
   }
-  if (rc == SQLITE_OK) rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
   if (rc != SQLITE_OK && bFileDone) {
     colvecOsUnlink(zPath, NULL); /* never named by a committed manifest */
   }
@@ -467,18 +490,21 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 }
 
 /*
-** Returns 1 when segid is named by T_manifest, or by T_trash with a
-** generation at or after iKeepGen; 0 otherwise; negative on error.
+** Returns 1 when segid is named by T_manifest or by a T_trash row that
+** iKeep and iGen say to keep (see colvecCompactCleanup; any row when
+** bAnyTrash), 0 otherwise, negative on error.
 */
 static int compactIsNeeded(ColvecStorage *pStorage, int64_t iSegid,
-                           sqlite3_int64 iKeepGen) {
+                           sqlite3_int64 iKeep, sqlite3_int64 iGen,
+                           int bAnyTrash) {
   const ColvecConfig *pC = pStorage->pConfig;
   sqlite3_stmt *pStmt = NULL;
   char *zSql = sqlite3_mprintf(
       "SELECT 1 FROM \"%w\".\"%w_manifest\" WHERE segid=%lld UNION ALL "
-      "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=%lld AND generation>=%lld",
+      "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=%lld AND "
+      "((generation>=0 AND generation>%lld) OR generation=%lld OR %d)",
       pC->zDb, pC->zName, (long long)iSegid, pC->zDb, pC->zName,
-      (long long)iSegid, iKeepGen);
+      (long long)iSegid, iKeep, -iGen, bAnyTrash);
   int rc, bNeeded;
   if (zSql == NULL) return -SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL);
@@ -506,21 +532,39 @@ static int compactIsWal(ColvecStorage *pStorage) {
   return bWal;
 }
 
-/* Deletes files nothing needs; see colvecInt.h. */
+/*
+** Deletes files nothing needs; see colvecInt.h.
+**
+** iGen is the generation of the current write transaction (the one it has,
+** or would get by compacting). A trash row of generation g >= 0 was dropped
+** by the committed transaction g < iGen: rollback-journal readers block a
+** commit, so none can hold a snapshot older than the last commit and the
+** file goes now (g <= iGen - 1); a WAL reader may, so the file stays while
+** g > iGen - 1 - COLVEC_WAL_KEEP. A row of generation -g was created and
+** dropped inside transaction g: kept only while g is the current one (a
+** ROLLBACK TO could name it again). What the current transaction dropped
+** is kept: it may still roll back.
+*/
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         sqlite3_int64 iGenStart, char **pzErr) {
+                         char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
   int nName = 0, i, rc = SQLITE_OK;
-  sqlite3_int64 iKeep = iGenStart - (compactIsWal(pStorage) ? 16 : 2);
+  sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
+  if (iGen < 0) {
+    rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+    if (rc != SQLITE_OK) return rc;
+    iGen++;
+  }
+  iKeep = iGen - 1 - (compactIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
   if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
-    return SQLITE_OK; /* no folder: nothing to clean */
+    nName = 0; /* no folder: no file to delete, but trash rows to drop */
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
     int bNeeded;
     if (!compactParseName(azName[i], &iSegid)) continue;
-    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep + 1);
+    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
@@ -537,9 +581,43 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   if (rc == SQLITE_OK) {
     rc = colvecStorageExec(
         pStorage,
-        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE generation<=%lld",
-                        pC->zDb, pC->zName, iKeep),
+        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE "
+                        "(generation>=0 AND generation<=%lld) OR "
+                        "(generation<0 AND generation<>%lld)",
+                        pC->zDb, pC->zName, iKeep, -iGen),
         pzErr);
   }
+  return rc;
+}
+
+/* Checks that every older segment file is named; see colvecInt.h. */
+int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  char **azName = NULL;
+  int nName = 0, i, rc;
+  sqlite3_int64 iNext = 0;
+  rc = colvecStorageConfigGet(pStorage, "next_segid", &iNext);
+  if (rc != SQLITE_OK) return rc;
+  if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) != COLVEC_OK) {
+    return SQLITE_OK; /* no folder: missing files are found by opening */
+  }
+  for (i = 0; rc == SQLITE_OK && i < nName; i++) {
+    int64_t iSegid;
+    int bNamed;
+    if (!compactParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
+    /* any trash row counts, however old: its file may await cleanup */
+    bNamed = compactIsNeeded(pStorage, iSegid, 0, 0, 1);
+    if (bNamed < 0) {
+      rc = -bNamed;
+    } else if (bNamed == 0) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: integrity-check: table %s: segment file %s is named by no "
+          "row of %s_manifest or %s_trash",
+          pC->zName, azName[i], pC->zName, pC->zName);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
+  colvecOsListFree(azName, nName);
   return rc;
 }

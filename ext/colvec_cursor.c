@@ -390,6 +390,7 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       pCur->bEof = rc != SQLITE_OK || pCur->topk.nHit == 0;
     }
   }
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) colvecVtabSetError(pTab, zErr);
   return rc;
 }

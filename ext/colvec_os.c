@@ -92,10 +92,34 @@ static char *osStrndup(const char *z, size_t n) {
 */
 
 /*
+** Checks that descriptor fd, just opened on zPath with O_NONBLOCK, is a
+** regular file, and clears O_NONBLOCK again. A FIFO, folder, device or
+** socket named like a colvec file is refused with COLVEC_CORRUPT ("... is
+** not a regular file"): reading it could block forever or never end.
+** Returns COLVEC_OK, COLVEC_CORRUPT or COLVEC_IOERR.
+*/
+static int osCheckRegular(int fd, const char *zPath, ColvecErr *pErr) {
+  struct stat st;
+  int flags;
+  if (fstat(fd, &st) != 0) return osIoErr(pErr, "stat", zPath);
+  if (!S_ISREG(st.st_mode)) {
+    colvecErrSet(pErr, 0, "colvec: \"%s\" is not a regular file", zPath);
+    return COLVEC_CORRUPT;
+  }
+  flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    return osIoErr(pErr, "set flags of", zPath);
+  }
+  return COLVEC_OK;
+}
+
+/*
 ** Opens zPath according to flags (COLVEC_OPEN_*; exactly one of READONLY
 ** and READWRITE; CREATE creates or truncates, EXCLUSIVE makes CREATE fail
 ** on an existing file). On success *ppFile is a new ColvecFile that the
-** caller releases with colvecOsClose(). On error *ppFile is NULL.
+** caller releases with colvecOsClose(). On error *ppFile is NULL; a path
+** that names anything but a regular file (FIFO, folder, device) gives
+** COLVEC_CORRUPT without blocking.
 */
 int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
                  ColvecErr *pErr) {
@@ -125,9 +149,19 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
     colvecErrSet(pErr, 0, "colvec: out of memory opening \"%s\"", zPath);
     return COLVEC_NOMEM;
   }
+  /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a peer */
   do {
-    fd = open(zPath, oflags, OS_FILE_MODE);
+    fd = open(zPath, oflags | O_NONBLOCK, OS_FILE_MODE);
   } while (fd < 0 && errno == EINTR);
+  if (fd >= 0) {
+    int rc = osCheckRegular(fd, zPath, pErr);
+    if (rc != COLVEC_OK) {
+      close(fd);
+      colvecFree(pFile->zPath);
+      colvecFree(pFile);
+      return rc;
+    }
+  }
   if (fd < 0) {
     int rc = osIoErr(pErr, "open", zPath);
     colvecFree(pFile->zPath);

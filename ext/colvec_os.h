@@ -8,7 +8,9 @@
 ** memory mappings with a prefault policy and range advice.
 **
 ** Every function returns COLVEC_OK, COLVEC_IOERR (an operating-system call
-** failed), COLVEC_NOMEM or COLVEC_RANGE (bad argument). On error the
+** failed), COLVEC_NOMEM or COLVEC_RANGE (bad argument); colvecOsOpen() also
+** COLVEC_CORRUPT when the path is not a regular file (it never blocks on a
+** FIFO or device). On error the
 ** optional ColvecErr receives errno and a message that starts with
 ** "colvec: " and names the file, ready to hand to sqlite3_vtab.zErrMsg.
 **

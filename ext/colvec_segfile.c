@@ -438,7 +438,7 @@ static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
 }
 
 /*
-** Creates (or truncates) the file zTmpPath, which must end in ".tmp", to
+** Creates the file zTmpPath (removing whatever has its name first), which must end in ".tmp", to
 ** write a segment that finish renames to zTmpPath without ".tmp".
 ** fingerprint goes into the header unchanged. On success *ppWriter must be
 ** passed to colvecSegWriterFinish() or colvecSegWriterAbort(), which free
@@ -470,7 +470,11 @@ int colvecSegWriterOpen(const char *zTmpPath, uint64_t fingerprint,
   memcpy(p->zTmp, zTmpPath, n + 1);
   memcpy(p->zFinal, zTmpPath, n - 4);
   p->fingerprint = fingerprint;
-  rc = colvecOsOpen(zTmpPath, COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE,
+  /* a stale temporary (crash, or anything named like one) is replaced */
+  colvecOsUnlink(zTmpPath, NULL);
+  rc = colvecOsOpen(zTmpPath,
+                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                        COLVEC_OPEN_EXCLUSIVE,
                     &p->pFile, pErr);
   if (rc != COLVEC_OK) {
     segWriterFree(p, 0);

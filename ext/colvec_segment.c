@@ -6,6 +6,7 @@
 */
 #include "colvecInt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,8 +351,73 @@ void colvecSegTableChanged(ColvecSegTable *p) {
 }
 
 /*
+** Explains why the file of segment iSegid, which the manifest of the
+** snapshot being read names, does not exist, in *pzErr, and returns the
+** error code:
+**   - the folder holds segments newer than the snapshot (segid at or above
+**     its next_segid): a newer commit dropped the segment and its file was
+**     deleted, so the read transaction is too old (SQLITE_BUSY_SNAPSHOT:
+**     retrying it on a new snapshot works);
+**   - none of the snapshot's segment files exists: the database was copied
+**     without its sidecar folder (SQLITE_CORRUPT_VTAB);
+**   - else the file alone was removed (SQLITE_CORRUPT_VTAB).
+*/
+static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
+                      char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
+  const char *zBase = zFile ? strrchr(zFile, '/') : NULL;
+  sqlite3_stmt *pStmt = NULL;
+  sqlite3_int64 iNext = 0;
+  char **azName = NULL;
+  int nName = 0, nNewer = 0, nOlder = 0, i;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='next_segid'",
+      pC->zDb, pC->zName);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  if (sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
+      sqlite3_step(pStmt) == SQLITE_ROW) {
+    iNext = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  if (colvecOsListDir(p->zDir, ".seg", &azName, &nName, NULL) == COLVEC_OK) {
+    for (i = 0; i < nName; i++) {
+      const char *z = azName[i];
+      int64_t iId = 0;
+      while (*z >= '0' && *z <= '9' && iId < ((int64_t)1 << 50)) {
+        iId = iId * 10 + (*z++ - '0');
+      }
+      if (z == azName[i] || strcmp(z, ".seg") != 0) continue;
+      if (iId >= iNext) nNewer++;
+      else nOlder++;
+    }
+    colvecOsListFree(azName, nName);
+  }
+  if (nNewer > 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment %lld of table %s was removed by a newer commit: "
+        "the read transaction is too old, retry it",
+        (long long)iSegid, pC->zName);
+    return SQLITE_BUSY_SNAPSHOT;
+  }
+  if (nOlder == 0) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment files of table %s are missing: the database was "
+        "copied without its '%s-colvec' folder (copy the folder with the "
+        "database, see README 'Files')",
+        pC->zName, zBase ? zBase + 1 : (zFile ? zFile : ""));
+    return COLVEC_CORRUPT_VTAB;
+  }
+  *pzErr = sqlite3_mprintf("colvec: segment file %s of table %s is missing",
+                           zPath, pC->zName);
+  return COLVEC_CORRUPT_VTAB;
+}
+
+/*
 ** Opens segment iSegid and checks it against its manifest row (checksum
-** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error.
+** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
+** segMissing for a file that does not exist).
 */
 static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
                          int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
@@ -373,7 +439,9 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   h->iSegid = iSegid;
   h->cksum = cksum;
   rc = colvecSegOpen(zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
-  if (rc != COLVEC_OK) {
+  if (rc == COLVEC_IOERR && err.iErrno == ENOENT) {
+    rc = segMissing(p, iSegid, zPath, pzErr);
+  } else if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg : "colvec: cannot open segment");
     rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
   } else if (colvecSegHeaderChecksum(h->pSeg) != cksum ||
@@ -499,6 +567,9 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   if (zSql == NULL) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
   while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
     int64_t iSegid = sqlite3_column_int64(pStmt, 0);
     int64_t nRow = sqlite3_column_int64(pStmt, 1);

@@ -111,9 +111,55 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
     *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
   } else if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
     *pzErr = sqlite3_mprintf(
-        "colvec: table %s is missing its shadow table %s_config (%s)",
-        pC->zName, pC->zName, sqlite3_errmsg(p->db));
+        "colvec: table %s: cannot read %s_config (%s)", pC->zName,
+        pC->zName, sqlite3_errmsg(p->db));
   }
+  return rc;
+}
+
+/* Checks that every shadow table exists; see colvecInt.h. */
+int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
+                             char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc = SQLITE_OK, i;
+  char *zSql = sqlite3_mprintf(
+      "SELECT 1 FROM \"%w\".sqlite_master WHERE type='table' AND "
+      "name=(%Q || '_' || ?1) COLLATE NOCASE",
+      pConfig->zDb, pConfig->zName);
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
+    int bFound;
+    sqlite3_bind_text(pStmt, 1, storageSuffix[i], -1, SQLITE_STATIC);
+    bFound = sqlite3_step(pStmt) == SQLITE_ROW;
+    rc = sqlite3_reset(pStmt);
+    if (rc == SQLITE_OK && !bFound) {
+      sqlite3_free(*pzErr);
+      *pzErr = sqlite3_mprintf(
+          "colvec: table %s is damaged: shadow table %s_%s is missing",
+          pConfig->zName, pConfig->zName, storageSuffix[i]);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && *pzErr == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Explains an SQL error by a missing shadow table; see colvecInt.h. */
+int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr) {
+  char *zErr = NULL;
+  if (rc != SQLITE_ERROR || p == NULL) return rc;
+  if (colvecStorageShadowCheck(p->db, p->pConfig, &zErr) ==
+      SQLITE_CORRUPT_VTAB) {
+    sqlite3_free(*pzErr);
+    *pzErr = zErr;
+    return SQLITE_CORRUPT_VTAB;
+  }
+  sqlite3_free(zErr);
   return rc;
 }
 
@@ -128,6 +174,7 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
   memset(p, 0, sizeof(*p));
   p->db = db;
   p->pConfig = pConfig;
+  p->iTxnGen = -1;
   if (bCreate) {
     sqlite3_str *pStr = sqlite3_str_new(db);
     int i;
@@ -167,7 +214,8 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
     }
   } else {
     int iVersion = 0;
-    rc = storageReadVersion(p, &iVersion, pzErr);
+    rc = colvecStorageShadowCheck(db, pConfig, pzErr);
+    if (rc == SQLITE_OK) rc = storageReadVersion(p, &iVersion, pzErr);
     if (rc == SQLITE_OK && iVersion != COLVEC_FORMAT_VERSION) {
       if (iVersion > COLVEC_FORMAT_VERSION) {
         *pzErr = sqlite3_mprintf(

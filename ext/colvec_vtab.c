@@ -162,7 +162,6 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   *ppVtab = NULL;
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
-  pTab->iGenStart = -1;
   pTab->db = db;
   rc = colvecConfigParse(argc, argv, &pTab->pConfig, pzErr);
   if (rc == SQLITE_OK) {
@@ -545,6 +544,7 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
                            zCmd);
     rc = SQLITE_ERROR;
   }
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;
 }
@@ -617,6 +617,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   if (argc == 1) {
     char *zErr = NULL;
     rc = colvecWriteDelete(pTab, sqlite3_value_int64(argv[0]), &zErr);
+    rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
     if (zErr) vtabSetError(pTab, zErr);
     return rc;
   }
@@ -656,14 +657,16 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
     rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
                            &zErr);
   }
+  if (zErr == NULL && rc != SQLITE_OK && rc != SQLITE_CONSTRAINT) {
+    zErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
+  }
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) {
     vtabSetError(pTab, zErr);
   } else if (rc == SQLITE_CONSTRAINT) {
     vtabSetError(pTab,
                  sqlite3_mprintf("UNIQUE constraint failed: %s.rowid",
                                  pC->zName));
-  } else if (rc != SQLITE_OK) {
-    vtabSetError(pTab, sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db)));
   }
   return rc;
 }
@@ -680,10 +683,10 @@ static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
 
 /*
 ** Forgets the per-transaction state: pending rows, savepoint marks, the
-** cached largest rowid and the generation the transaction began with.
+** cached largest rowid and the generation of the transaction.
 */
 static void vtabResetTransaction(ColvecVtab *pTab) {
-  pTab->iGenStart = -1;
+  if (pTab->pStorage) pTab->pStorage->iTxnGen = -1;
   pTab->bCreated = 0;
   pTab->bMaxKnown = 0;
   colvecBatchTruncate(&pTab->pending, 0);
@@ -757,6 +760,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
     if (rc != SQLITE_OK || !bExists) return rc;
   }
   rc = colvecWriteCompact(pTab, 0, &zErr);
+  rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;
 }

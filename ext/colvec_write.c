@@ -107,11 +107,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
-  int rc = SQLITE_OK;
-  if (pTab->iGenStart < 0) {
-    rc = colvecStorageConfigGet(pTab->pStorage, "generation", &pTab->iGenStart);
-  }
-  if (rc == SQLITE_OK) rc = colvecWriteFlush(pTab, pzErr);
+  int rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
       ((bAll && nDelta > 0) || nDelta > pTab->pConfig->nDeltaRows)) {
@@ -134,8 +130,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 1, pzErr);
   }
   if (rc == SQLITE_OK) {
-    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pTab->iGenStart,
-                              pzErr);
+    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
   }
   return rc;
 }
@@ -301,8 +296,9 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
-  int rc = bFlush ? colvecWriteFlush(pTab, pzErr) : SQLITE_OK;
+  int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
   int i;
+  if (rc == SQLITE_OK && bFlush) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
@@ -343,5 +339,6 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       }
     }
   }
+  if (rc == SQLITE_OK) rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
   return rc;
 }
