@@ -208,8 +208,8 @@ void colvecBatchTruncate(ColvecBatch *p, int64_t nRow);
 /* Returns the index of the latest row with rowid iRowid, or -1. */
 int64_t colvecBatchFind(const ColvecBatch *p, int64_t iRowid);
 
-/* Largest rowid held, or INT64_MIN when empty. */
-int64_t colvecBatchMaxRowid(const ColvecBatch *p);
+/* Largest rowid of rows iFirst.., or INT64_MIN when there are none. */
+int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst);
 
 /* Binds column iCol of row iRow to parameter iBind of pStmt. */
 void colvecBatchBind(const ColvecBatch *p, int64_t iRow, int iCol,
@@ -679,8 +679,9 @@ struct ColvecVtab {
 #ifdef COLVEC_DEBUG
   int eTxn;                /* debug: COLVEC_TXN_* state, checks call order */
 #endif
-  int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
-  sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
+  int bMaxKnown;           /* iMaxRowid and bNoRow are valid */
+  int bNoRow;              /* no live row at all (iMaxRowid meaningless) */
+  sqlite3_int64 iMaxRowid; /* largest live rowid */
 };
 
 /* Debug builds: where a table is in SQLite's transaction calls. */

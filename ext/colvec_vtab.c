@@ -507,21 +507,27 @@ static int vtabPrepareCells(ColvecVtab *pTab, sqlite3_value **argv,
 }
 
 /*
-** Reads a new rowid value for INSERT/UPDATE: NULL (INSERT only: choose
-** one), an integer, or anything that converts losslessly to one. Returns
-** SQLITE_OK or SQLITE_MISMATCH with the table's message set.
+** Checks a new rowid value for INSERT/UPDATE: an integer, or NULL in an
+** INSERT (choose one; an UPDATE to NULL is a mismatch, as for an ordinary
+** rowid table). Returns SQLITE_OK or SQLITE_MISMATCH with the table's
+** message set.
 */
-static int vtabCheckRowid(ColvecVtab *pTab, sqlite3_value *pVal) {
+static int vtabCheckRowid(ColvecVtab *pTab, sqlite3_value *pVal, int bInsert) {
   int eType = sqlite3_value_type(pVal);
-  if (eType == SQLITE_INTEGER || eType == SQLITE_NULL) return SQLITE_OK;
+  if (eType == SQLITE_INTEGER || (eType == SQLITE_NULL && bInsert)) {
+    return SQLITE_OK;
+  }
   vtabSetError(pTab, sqlite3_mprintf("colvec: rowid must be an integer"));
   return SQLITE_MISMATCH;
 }
 
-/* xUpdate: DELETE (argc 1), INSERT (argv[0] NULL) or UPDATE. */
-static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
-                            sqlite3_value **argv, sqlite_int64 *pRowid) {
-  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+/*
+** The body of xUpdate: DELETE (argc 1), INSERT (argv[0] NULL; the new rowid
+** in *pRowid) or UPDATE. Returns SQLITE_OK or an error with the table's
+** message set.
+*/
+static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
+                      sqlite_int64 *pRowid) {
   const ColvecConfig *pC = pTab->pConfig;
   int bInsert, i, rc;
   char *zErr = NULL;
@@ -560,7 +566,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
       return SQLITE_ERROR;
     }
   }
-  rc = vtabCheckRowid(pTab, argv[1]);
+  rc = vtabCheckRowid(pTab, argv[1], bInsert);
   if (rc == SQLITE_OK) rc = vtabPrepareCells(pTab, argv, !bInsert);
   if (rc != SQLITE_OK) return rc;
   if (bInsert) {
@@ -568,11 +574,8 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
         sqlite3_value_type(argv[1]) == SQLITE_NULL ? NULL : argv[1];
     rc = colvecWriteInsert(pTab, pNewRowid, eConflict, pRowid, &zErr);
   } else {
-    sqlite3_int64 iNew = sqlite3_value_type(argv[1]) == SQLITE_NULL
-                             ? sqlite3_value_int64(argv[0])
-                             : sqlite3_value_int64(argv[1]);
-    rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
-                           &zErr);
+    rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]),
+                           sqlite3_value_int64(argv[1]), eConflict, &zErr);
   }
   if (zErr) {
     vtabSetError(pTab, zErr);
@@ -583,6 +586,22 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   } else if (rc != SQLITE_OK) {
     vtabSetError(pTab, sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db)));
   }
+  return rc;
+}
+
+/*
+** xUpdate: DELETE (argc 1), INSERT (argv[0] NULL) or UPDATE. The writes to
+** shadow tables leave sqlite3_last_insert_rowid() as it was; SQLite sets
+** it to *pRowid after an INSERT (a command returns the value it had).
+*/
+static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
+                            sqlite3_value **argv, sqlite_int64 *pRowid) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
+  int rc;
+  *pRowid = iLastRowid;
+  rc = vtabUpdate(pTab, argc, argv, pRowid);
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
   return rc;
 }
 
@@ -670,11 +689,14 @@ static int vtabBeginMethod(sqlite3_vtab *pVtab) {
 static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   char *zErr = NULL;
+  sqlite3_int64 iLastRowid;
   int rc;
   /* a table CREATEd in this transaction joins it without xBegin */
   vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
   pTab->nMark = 0; /* no savepoint outlives the commit */
+  iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   rc = colvecWriteCompact(pTab, 0, &zErr);
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid); /* as fts5 does */
   if (zErr) vtabSetError(pTab, zErr);
   return rc;
 }
