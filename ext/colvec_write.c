@@ -339,6 +339,8 @@ int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
   ColvecSegTable *pSegs = pTab->pSegs;
   int rc = colvecWriteFlush(pTab, pzErr);
   int i;
+  ColvecTick tick;
+  colvecTickInit(&tick, pTab->db);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
@@ -346,7 +348,12 @@ int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
     ColvecErr err;
     int64_t j;
     err.zMsg[0] = 0;
-    if (colvecSegVerify(h->pSeg, &err) != COLVEC_OK) {
+    rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+    if (rc == COLVEC_INTERRUPT) {
+      rc = colvecTickError(pzErr);
+      break;
+    }
+    if (rc != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s",
                                pC->zName, err.zMsg);
       rc = COLVEC_CORRUPT_VTAB;
@@ -366,6 +373,10 @@ int colvecWriteCheck(ColvecVtab *pTab, char **pzErr) {
     for (j = 0; rc == SQLITE_OK && j < h->nRow; j++) {
       int64_t iRowid = h->aRowid[j], iRow;
       int iSeg, bDelta;
+      if ((j & 1023) == 0 && colvecTickStop(&tick)) {
+        rc = colvecTickError(pzErr);
+        break;
+      }
       if (colvecSegIsDead(h, iRowid)) continue;
       bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
       if (bDelta < 0) {
