@@ -29,6 +29,7 @@ typedef struct ColvecColumn ColvecColumn;
 typedef struct ColvecConfig ColvecConfig;
 typedef struct ColvecStorage ColvecStorage;
 typedef struct ColvecKnnQuery ColvecKnnQuery;
+typedef struct ColvecTick ColvecTick;
 
 /*
 ** Debug builds turn SQLITE_CORRUPT_VTAB into a function call, so that a
@@ -215,8 +216,8 @@ void colvecBatchTruncate(ColvecBatch *p, int64_t nRow);
 /* Returns the index of the latest row with rowid iRowid, or -1. */
 int64_t colvecBatchFind(const ColvecBatch *p, int64_t iRowid);
 
-/* Largest rowid held, or INT64_MIN when empty. */
-int64_t colvecBatchMaxRowid(const ColvecBatch *p);
+/* Largest rowid of rows iFirst.., or INT64_MIN when there are none. */
+int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst);
 
 /* Binds column iCol of row iRow to parameter iBind of pStmt. */
 void colvecBatchBind(const ColvecBatch *p, int64_t iRow, int iCol,
@@ -544,9 +545,11 @@ void colvecIndexFree(ColvecSegIndex *p);
 ** aRowid: quantizer and codes (float columns with quantize != none), and
 ** the graph (segments of COLVEC_INDEX_MIN_ROWS rows or more, unless
 ** index=none; int8 and bit columns are traversed on their own vectors).
-** Returns SQLITE_OK or an error with *pzErr set.
+** pTick is asked throughout. Returns SQLITE_OK or an error with *pzErr set
+** (SQLITE_INTERRUPT when interrupted).
 */
-int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
+int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
+                     const ColvecConfig *pC, int iCol,
                      const void *aVec, int64_t nRow, const int64_t *aRowid,
                      char **pzErr);
 
@@ -584,6 +587,34 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
 **   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)       -- the rows
 ** Column ci of T_delta holds user column i (vectors as BLOBs).
 */
+
+/*
+** Interrupts. Long loops (index builds, segment writes and merges, exact
+** scans of segments, integrity checks) ask a ColvecTick every few thousand
+** rows or megabyte whether sqlite3_interrupt() was called on the
+** connection, and stop with SQLITE_INTERRUPT ("colvec: interrupted").
+** SQLite then rolls the transaction back. A ColvecTick is also the
+** ColvecInterrupt hook handed to the SQLite-free layers.
+*/
+struct ColvecTick {
+  sqlite3 *db;         /* connection that may be interrupted */
+  int bProbe;          /* no sqlite3_is_interrupted(): step a statement */
+  double rNext;        /* with bProbe: monotonic ms of the next probe */
+  int bStop;           /* an interrupt was seen (sticky) */
+  ColvecInterrupt hook; /* hook for the SQLite-free layers (this tick) */
+};
+
+/* Prepares tick p for connection db. */
+void colvecTickInit(ColvecTick *p, sqlite3 *db);
+
+/*
+** Returns non-zero when the connection of tick p (a ColvecTick *) was
+** interrupted. Cheap: safe to call once per row.
+*/
+int colvecTickStop(void *p);
+
+/* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT. */
+int colvecTickError(char **pzErr);
 
 /*
 ** Shadow tables added with segments:
@@ -797,8 +828,9 @@ struct ColvecVtab {
 #ifdef COLVEC_DEBUG
   int eTxn;                /* debug: COLVEC_TXN_* state, checks call order */
 #endif
-  int bMaxKnown;           /* iMaxRowid is valid (this transaction) */
-  sqlite3_int64 iMaxRowid; /* largest rowid anywhere, INT64_MIN if none */
+  int bMaxKnown;           /* iMaxRowid and bNoRow are valid */
+  int bNoRow;              /* no live row at all (iMaxRowid meaningless) */
+  sqlite3_int64 iMaxRowid; /* largest live rowid */
   ColvecVtab *pNextOpen;   /* next table of the open-table list
                            ** (colvecVtabFind), guarded by a mutex */
   int bCreated;            /* CREATEd in the current transaction, which a

@@ -80,10 +80,10 @@ int64_t colvecBatchFind(const ColvecBatch *p, int64_t iRowid) {
   return -1;
 }
 
-/* Largest rowid held, or INT64_MIN when empty. */
-int64_t colvecBatchMaxRowid(const ColvecBatch *p) {
+/* Largest rowid of rows iFirst.., or INT64_MIN when there are none. */
+int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst) {
   int64_t iMax = INT64_MIN, i;
-  for (i = 0; i < p->nRow; i++) {
+  for (i = iFirst; i < p->nRow; i++) {
     if (p->aRowid[i] > iMax) iMax = p->aRowid[i];
   }
   return iMax;

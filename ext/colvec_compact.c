@@ -78,6 +78,18 @@ static int compactCollect(const ColvecSource *aSrc, int nSrc,
 #define COMPACT_CHUNK 1024
 
 /*
+** Returns SQLITE_INTERRUPT (with *pzErr set) when row i of a long loop is
+** one of every COMPACT_CHUNK and the connection was interrupted, else
+** SQLITE_OK.
+*/
+static int compactTick(ColvecTick *pTick, int64_t i, char **pzErr) {
+  if (i % COMPACT_CHUNK == 0 && colvecTickStop(pTick)) {
+    return colvecTickError(pzErr);
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** Appends the rowid section.
 */
 static int compactWriteRowids(ColvecSegWriter *pW, const CompactRow *aRow,
@@ -144,8 +156,9 @@ static int compactValue(ColvecSegTable *pSegs, const ColvecSource *aSrc,
 ** value is NULL, then fixed values or offsets + bytes.
 */
 static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
-                            const ColvecSource *aSrc, const CompactRow *aRow,
-                            int64_t nRow, int iCol, char **pzErr) {
+                            ColvecTick *pTick, const ColvecSource *aSrc,
+                            const CompactRow *aRow, int64_t nRow, int iCol,
+                            char **pzErr) {
   const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
   int bFixed = pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL;
   int64_t i, nNull = 0;
@@ -154,7 +167,8 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   CompactValue v;
   /* pass 0: NULL bitmap (written only when a NULL exists) */
   for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
-    rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+    rc = compactTick(pTick, i, pzErr);
+    if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
     nNull += v.bNull;
   }
   if (rc != SQLITE_OK) return rc;
@@ -178,7 +192,8 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
     rc = colvecSegWriterBegin(pW, COLVEC_SEG_ATTR_FIXED, (uint32_t)iCol, 8,
                               bReal ? COLVEC_SEGF_REAL : 0);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
-      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      rc = compactTick(pTick, i, pzErr);
+      if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
       if (rc == SQLITE_OK) {
         if (v.bNull) {
           v.i = 0;
@@ -199,7 +214,8 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                               (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
     if (pass == 1 && rc == COLVEC_OK) rc = colvecSegWriterAppend(pW, &iOff, 8);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
-      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      rc = compactTick(pTick, i, pzErr);
+      if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
       if (rc != SQLITE_OK) break;
       if (v.bNull) v.n = 0;
       if (pass == 1) {
@@ -220,9 +236,9 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
 ** contiguous copy of the vectors.
 */
 static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
-                               const ColvecSource *aSrc, const CompactRow *aRow,
-                               int64_t nRow, int iCol, void *pBuf,
-                               char **pzErr) {
+                               ColvecTick *pTick, const ColvecSource *aSrc,
+                               const CompactRow *aRow, int64_t nRow, int iCol,
+                               void *pBuf, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   const ColvecColumn *pCol = &pC->aCol[iCol];
   int bIndex = (pCol->eElem == COLVEC_ELEM_F32 &&
@@ -246,6 +262,8 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
     const ColvecSource *pSrc = &aSrc[aRow[i].iSrc];
     const void *pVec;
+    rc = compactTick(pTick, i, pzErr);
+    if (rc != SQLITE_OK) break;
     if (pSrc->pBatch) {
       pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
     } else {
@@ -263,7 +281,7 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   }
   if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
   if (rc == COLVEC_OK && aAll) {
-    rc = colvecIndexWrite(pW, pC, iCol, aAll, nRow, aRowid, pzErr);
+    rc = colvecIndexWrite(pW, pTick, pC, iCol, aAll, nRow, aRowid, pzErr);
   }
   sqlite3_free(aAll);
   sqlite3_free(aRowid);
@@ -331,9 +349,11 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   void *pBuf = NULL;
   uint64_t cksum = 0;
   ColvecErr err;
+  ColvecTick tick;
   int rc, i, bFileDone = 0;
 
   err.zMsg[0] = 0;
+  colvecTickInit(&tick, pStorage->db);
   rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
   if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen);
@@ -359,9 +379,10 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
       if (pC->aCol[i].bVector) {
-        rc = compactWriteVectors(pSegs, pW, aSrc, aRow, nRow, i, pBuf, pzErr);
+        rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, pBuf,
+                                 pzErr);
       } else {
-        rc = compactWriteAttr(pSegs, pW, aSrc, aRow, nRow, i, pzErr);
+        rc = compactWriteAttr(pSegs, pW, &tick, aSrc, aRow, nRow, i, pzErr);
       }
     }
     if (pW) {

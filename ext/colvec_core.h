@@ -18,6 +18,24 @@
 #define COLVEC_IOERR 10    /* I/O error (SQLITE_IOERR) */
 #define COLVEC_CORRUPT 267 /* corrupt sidecar data (SQLITE_CORRUPT_VTAB) */
 #define COLVEC_RANGE 25    /* argument out of range (SQLITE_RANGE) */
+#define COLVEC_INTERRUPT 9 /* stopped by the interrupt hook (SQLITE_INTERRUPT) */
+
+/*
+** The interrupt hook of the long loops (HNSW build, quantizer training,
+** segment verification): every few thousand rows or one megabyte of work
+** they call xInterrupt(pCtx) and, when it returns non-zero, stop with
+** COLVEC_INTERRUPT, releasing everything. It is only ever called on the
+** thread that started the work; worker threads see a flag it sets. A NULL
+** hook or xInterrupt means "never interrupted".
+*/
+typedef struct ColvecInterrupt ColvecInterrupt;
+struct ColvecInterrupt {
+  int (*xInterrupt)(void *pCtx); /* non-zero: stop now */
+  void *pCtx;                    /* its argument */
+};
+
+/* Non-zero when hook p (may be NULL) asks to stop. */
+#define COLVEC_INTERRUPTED(p) ((p) && (p)->xInterrupt && (p)->xInterrupt((p)->pCtx))
 
 /* Unused-parameter marker. */
 #define COLVEC_UNUSED(x) (void)(x)

@@ -85,6 +85,9 @@ struct ColvecHnswConfig {
                                                  ** soon (build's pCtx); NULL:
                                                  ** none; never changes the
                                                  ** output */
+  ColvecInterrupt interrupt; /* asked before each node is inserted (on the
+                             ** calling thread); stops the build with
+                             ** COLVEC_INTERRUPT; zero: never */
 };
 
 /*
@@ -144,6 +147,7 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
 ** xDist(pCtx, a, b) is the exact distance between nodes a and b; with
 ** nThread > 1 it is called from several threads at once and must be safe
 ** for that. On success *ppGraph owns its memory (colvecHnswFree).
+** pConfig->interrupt can stop the build (COLVEC_INTERRUPT, nothing kept).
 */
 int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
                     const uint8_t *aLevel, const uint64_t *aRowid,

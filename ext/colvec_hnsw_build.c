@@ -34,6 +34,17 @@
 #define HNSW_HAVE_THREADS 0
 #endif
 
+/* The stop flag is read by worker threads while the calling thread sets
+** it: relaxed atomics where the compiler has them (a late read only costs
+** one more node). */
+#if defined(__GNUC__) || defined(__clang__)
+#define HNSW_FLAG_GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define HNSW_FLAG_SET(p) __atomic_store_n((p), 1, __ATOMIC_RELAXED)
+#else
+#define HNSW_FLAG_GET(p) (*(volatile int *)(p))
+#define HNSW_FLAG_SET(p) (*(volatile int *)(p) = 1)
+#endif
+
 typedef struct HnswBuild HnswBuild;
 typedef struct HnswBuildQuery HnswBuildQuery;
 typedef struct HnswWorker HnswWorker;
@@ -51,6 +62,8 @@ struct HnswWorker {
   HnswBuild *pBuild;            /* the build this worker belongs to */
   int iWorker;                  /* 0..nWorker-1 */
   int rc;                       /* first error met in the current phase */
+  int bMain;                    /* runs on the calling thread: may ask the
+                                ** interrupt hook */
   void (*xPhase)(HnswWorker *); /* phase to run on the thread */
   ColvecHnswSearch *pSearch;    /* beam-search scratch */
   ColvecHnswPair *aCand;        /* candidates: nEfC+nBatch (>= nM0+1) */
@@ -76,6 +89,8 @@ struct HnswBuild {
   uint32_t *aReq;     /* back-link requests: target, level, node */
   uint32_t nReq;      /* requests in aReq */
   uint32_t nReqAlloc; /* capacity of aReq, in requests */
+  ColvecInterrupt interrupt; /* caller's interrupt hook (calling thread) */
+  int bStop;          /* set when the hook said stop; read by every worker */
 };
 
 /* Exact distance between nodes a and b; NaN becomes +infinity. */
@@ -241,13 +256,35 @@ static void hnswBackLink(HnswWorker *pW, uint32_t t, int iLevel, uint32_t q) {
   hnswWriteList(a, nCap, pW->aSel, nSel);
 }
 
-/* Phase A on one worker: its share (q = iFirst+iWorker, step nWorker). */
+/*
+** Returns non-zero when the build must stop: on the calling thread the
+** caller's interrupt hook is asked (and its answer shared through bStop),
+** other threads read bStop.
+*/
+static int hnswStopped(HnswWorker *pW) {
+  HnswBuild *pB = pW->pBuild;
+  if (HNSW_FLAG_GET(&pB->bStop)) return 1;
+  if (pW->bMain && COLVEC_INTERRUPTED(&pB->interrupt)) {
+    HNSW_FLAG_SET(&pB->bStop);
+    return 1;
+  }
+  return 0;
+}
+
+/*
+** Phase A on one worker: its share (q = iFirst+iWorker, step nWorker),
+** asking before each node whether to stop.
+*/
 static void hnswPhaseLinks(HnswWorker *pW) {
   HnswBuild *pB = pW->pBuild;
   uint32_t q;
   for (q = pB->iFirst + (uint32_t)pW->iWorker;
        q < pB->iEnd && pW->rc == COLVEC_OK; q += (uint32_t)pB->nWorker) {
-    pW->rc = hnswInsertLinks(pW, q);
+    if (hnswStopped(pW)) {
+      pW->rc = COLVEC_INTERRUPT;
+    } else {
+      pW->rc = hnswInsertLinks(pW, q);
+    }
   }
 }
 
@@ -286,6 +323,7 @@ static int hnswRunPhase(HnswBuild *pB, void (*xPhase)(HnswWorker *)) {
 #endif
   for (i = 0; i < pB->nWorker; i++) {
     pB->aWorker[i].rc = COLVEC_OK;
+    pB->aWorker[i].bMain = i == 0;
     pB->aWorker[i].xPhase = xPhase;
   }
 #if HNSW_HAVE_THREADS
@@ -302,6 +340,7 @@ static int hnswRunPhase(HnswBuild *pB, void (*xPhase)(HnswWorker *)) {
       continue;
     }
 #endif
+    pB->aWorker[i].bMain = 1; /* not started: runs here */
     xPhase(&pB->aWorker[i]);
   }
   for (i = 0; i < pB->nWorker && rc == COLVEC_OK; i++)
@@ -406,8 +445,9 @@ static void hnswBuildCleanup(HnswBuild *pB) {
 /*
 ** Builds the graph (see the interface comment in colvec_hnsw.h). Returns
 ** COLVEC_OK and sets *ppGraph, COLVEC_RANGE for a parameter or level out of
-** range, COLVEC_NOMEM, or an error from the search. *ppGraph is NULL on
-** error, and everything allocated here is released.
+** range, COLVEC_NOMEM, COLVEC_INTERRUPT when the interrupt hook said stop,
+** or an error from the search. *ppGraph is NULL on error, and everything
+** allocated here is released.
 */
 int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
                     const uint8_t *aLevel, const uint64_t *aRowid,
@@ -443,6 +483,7 @@ int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
   b.aLevel = aLevel;
   b.xDist = xDist;
   b.xPrefetch = pConfig ? pConfig->xPrefetch : NULL;
+  if (pConfig) b.interrupt = pConfig->interrupt;
   b.pCtx = pCtx;
   b.nEfC = (uint32_t)nEfC;
   b.nBatch = (uint32_t)nBatch;

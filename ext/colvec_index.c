@@ -127,7 +127,8 @@ static int indexSection(ColvecSegWriter *pW, uint32_t eKind, int iCol,
 }
 
 /* Writes the index sections of one column; see colvecInt.h. */
-int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
+int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
+                     const ColvecConfig *pC, int iCol,
                      const void *aVec, int64_t nRow, const int64_t *aRowid,
                      char **pzErr) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
@@ -138,9 +139,10 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
   if (nRow == 0) return SQLITE_OK;
   if (pCol->eElem == COLVEC_ELEM_F32 && pCol->eQuant != COLVEC_QUANT_NONE) {
     const float *aF32 = (const float *)aVec;
-    int64_t nCode;
-    rc = colvecQuantTrain((ColvecQuantType)pCol->eQuant, pCol->eMetric,
-                          pCol->nDim, aF32, nRow, pCol->nDim, &pQuant);
+    int64_t nCode, i;
+    rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
+                              pCol->nDim, aF32, nRow, pCol->nDim,
+                              &pTick->hook, &pQuant);
     if (rc == COLVEC_OK) {
       int64_t nSer = colvecQuantSerializedBytes(pQuant);
       nCode = colvecQuantCodeBytes(pQuant);
@@ -151,8 +153,15 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
         colvecQuantSerialize(pQuant, aBuf);
         rc = indexSection(pW, COLVEC_SEG_QUANT, iCol, 0, aBuf, nSer);
       }
-      if (rc == COLVEC_OK) {
-        rc = colvecQuantEncodeBatch(pQuant, aF32, nRow, pCol->nDim, aBuf);
+      /* encoded COLVEC_QUANT_TICK vectors at a time, asking in between */
+      for (i = 0; rc == COLVEC_OK && i < nRow; i += COLVEC_QUANT_TICK) {
+        int64_t n = nRow - i < COLVEC_QUANT_TICK ? nRow - i : COLVEC_QUANT_TICK;
+        if (colvecTickStop(pTick)) {
+          rc = COLVEC_INTERRUPT;
+        } else {
+          rc = colvecQuantEncodeBatch(pQuant, aF32 + i * pCol->nDim, n,
+                                      pCol->nDim, aBuf + i * nCode);
+        }
       }
       if (rc == COLVEC_OK) {
         rc = indexSection(pW, COLVEC_SEG_CODES, iCol, (uint32_t)nCode, aBuf,
@@ -171,6 +180,7 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
     cfg.nBatch = COLVEC_HNSW_DEFAULT_BATCH;
     cfg.nThread = pC->nBuildThread;
     cfg.xPrefetch = indexBuildPrefetch;
+    cfg.interrupt = pTick->hook;
     ctx.aVec = (const uint8_t *)aVec;
     ctx.nByte = pCol->nByte;
     ctx.nDim = pCol->nDim;
@@ -195,6 +205,7 @@ int colvecIndexWrite(ColvecSegWriter *pW, const ColvecConfig *pC, int iCol,
   colvecQuantFree(pQuant);
   colvecHnswFree(pGraph);
   sqlite3_free(aBuf);
+  if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
   if (rc != COLVEC_OK && *pzErr == NULL) {
     *pzErr = sqlite3_mprintf("colvec: building the index of %s failed (%s)",
                              pCol->zName,

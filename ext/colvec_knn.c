@@ -68,8 +68,10 @@ int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
   const ColvecColumn *pCol = &pSegs->pConfig->aCol[q->iCol];
   const ColvecKernels *pK = colvecKernelsBest();
   void *pBuf = NULL;
-  int64_t i;
+  int64_t i, nSeen = 0;
   int rc = SQLITE_OK;
+  ColvecTick tick;
+  colvecTickInit(&tick, pSegs->db);
   if (colvecSegVectorBase(h, q->iCol) == NULL) {
     pBuf = sqlite3_malloc(pCol->nByte);
     if (pBuf == NULL) return SQLITE_NOMEM;
@@ -77,6 +79,11 @@ int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
   for (i = aBits ? colvecBitmapNext(aBits, 0, h->nRow) : 0; i < h->nRow;
        i = aBits ? colvecBitmapNext(aBits, i + 1, h->nRow) : i + 1) {
     const void *pVec;
+    /* asks about interrupts every 1024 rows */
+    if ((nSeen++ & 1023) == 0 && colvecTickStop(&tick)) {
+      rc = colvecTickError(pzErr);
+      break;
+    }
     pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
     if (pVec == NULL) {
       rc = COLVEC_CORRUPT_VTAB;

@@ -200,6 +200,15 @@ static int64_t quantScratchFloats(const ColvecQuant *pQuant) {
 int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
                      const float *aVec, int64_t nVec, int64_t nStride,
                      ColvecQuant **ppQuant) {
+  return colvecQuantTrainWith(eType, eMetric, nDim, aVec, nVec, nStride, NULL,
+                              ppQuant);
+}
+
+/* Trains with an interrupt hook; see colvec_quant.h. */
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
+                         int nDim, const float *aVec, int64_t nVec,
+                         int64_t nStride, const ColvecInterrupt *pInt,
+                         ColvecQuant **ppQuant) {
   int rc = COLVEC_OK;
   ColvecQuant *p;
   float *aTmp = NULL;
@@ -217,9 +226,9 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
   }
   if (rc == COLVEC_OK) {
     if (eType == COLVEC_QUANT_BIT) {
-      rc = colvecQuantBitTrain(p, aVec, nVec, nStride, aTmp);
+      rc = colvecQuantBitTrain(p, aVec, nVec, nStride, aTmp, pInt);
     } else if (eType != COLVEC_QUANT_NONE) {
-      colvecQuantIntTrain(p, aVec, nVec, nStride, aTmp);
+      rc = colvecQuantIntTrain(p, aVec, nVec, nStride, aTmp, pInt);
     }
   }
   colvecFree(aTmp);

@@ -115,6 +115,19 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
                      const float *aVec, int64_t nVec, int64_t nStride,
                      ColvecQuant **ppQuant);
 
+/*
+** colvecQuantTrain with an interrupt hook (NULL: none), asked every
+** COLVEC_QUANT_TICK vectors; returns COLVEC_INTERRUPT (and no quantizer)
+** when it says stop.
+*/
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
+                         int nDim, const float *aVec, int64_t nVec,
+                         int64_t nStride, const ColvecInterrupt *pInt,
+                         ColvecQuant **ppQuant);
+
+/* Vectors trained between two questions to the interrupt hook. */
+#define COLVEC_QUANT_TICK 4096
+
 /* Frees a quantizer (NULL is allowed). */
 void colvecQuantFree(ColvecQuant *pQuant);
 
@@ -283,8 +296,9 @@ static inline float colvecQuantGetF32(const uint8_t *p) {
 }
 
 /* colvec_quant_int.c: int8 and int4. */
-void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                         int64_t nStride, float *aTmp);
+int colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                        int64_t nStride, float *aTmp,
+                        const ColvecInterrupt *pInt);
 void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
                           uint8_t *pCode, float *aTmp);
 void colvecQuantIntPrepare(const ColvecQuant *pQuant, const float *aQuery,
@@ -295,7 +309,8 @@ float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
 /* colvec_quant_bit.c: RaBitQ. */
 int colvecQuantBitSetup(ColvecQuant *pQuant);
 int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp);
+                        int64_t nStride, float *aTmp,
+                        const ColvecInterrupt *pInt);
 void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
                           uint8_t *pCode, float *aTmp);
 void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,

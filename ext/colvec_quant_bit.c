@@ -148,16 +148,23 @@ static uint64_t bitLoad64(const uint8_t *p) {
 /*
 ** Sets the centroid (aParam) to the mean of the training vectors, summed in
 ** double in input order. aTmp holds nDim floats of scratch. Returns
-** COLVEC_OK or COLVEC_NOMEM.
+** COLVEC_OK, COLVEC_NOMEM, or COLVEC_INTERRUPT when hook pInt (may be
+** NULL) said stop.
 */
 int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp) {
+                        int64_t nStride, float *aTmp,
+                        const ColvecInterrupt *pInt) {
   int rc = COLVEC_OK;
   int d, nDim = pQuant->nDim;
   int64_t i, nUsed = 0;
   double *aSum = colvecMallocZero(&rc, (int64_t)sizeof(double) * nDim);
   if (rc != COLVEC_OK) return rc;
   for (i = 0; i < nVec; i++) {
+    if (i % COLVEC_QUANT_TICK == COLVEC_QUANT_TICK - 1 &&
+        COLVEC_INTERRUPTED(pInt)) {
+      colvecFree(aSum);
+      return COLVEC_INTERRUPT;
+    }
     colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
     for (d = 0; d < nDim && isfinite(aTmp[d]); d++) {
     }

@@ -34,10 +34,12 @@ static int intDataBytes(const ColvecQuant *pQuant) {
 /*
 ** Sets min[] and scale[] (aParam) from nVec training vectors. aTmp holds
 ** nDim floats of scratch. Non-finite values are ignored; a dimension with
-** no finite value (or no vectors at all) gets min 0 and scale 0.
+** no finite value (or no vectors at all) gets min 0 and scale 0. Returns
+** COLVEC_OK, or COLVEC_INTERRUPT when hook pInt (may be NULL) said stop.
 */
-void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                         int64_t nStride, float *aTmp) {
+int colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                        int64_t nStride, float *aTmp,
+                        const ColvecInterrupt *pInt) {
   int d;
   int64_t i;
   int nDim = pQuant->nDim;
@@ -48,6 +50,10 @@ void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
     aScale[d] = -HUGE_VALF;
   }
   for (i = 0; i < nVec; i++) {
+    if (i % COLVEC_QUANT_TICK == COLVEC_QUANT_TICK - 1 &&
+        COLVEC_INTERRUPTED(pInt)) {
+      return COLVEC_INTERRUPT;
+    }
     colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
     for (d = 0; d < nDim; d++) {
       float x = aTmp[d];
@@ -61,6 +67,7 @@ void colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
     aScale[d] = (isfinite(r) && r > 0.0f) ? r : 0.0f;
     if (!isfinite(aMin[d])) aMin[d] = 0.0f; /* no finite value seen */
   }
+  return COLVEC_OK;
 }
 
 /*

@@ -1087,12 +1087,17 @@ struct SegCheck {
   int64_t iElem;    /* index of the next element */
   int64_t iFirst;   /* first value seen */
   int64_t iLast;    /* last value seen */
+  const ColvecInterrupt *pInt; /* asked before each chunk, or NULL */
 };
 
-/* colvecSegScan callback of colvecSegVerify: hashes and checks order. */
+/*
+** colvecSegScan callback of colvecSegVerify: hashes and checks order.
+** Returns COLVEC_INTERRUPT (stopping the scan) when the hook says stop.
+*/
 static int segCheckChunk(void *pCtx, const uint8_t *a, int64_t n) {
   SegCheck *p = (SegCheck *)pCtx;
   int64_t i;
+  if (COLVEC_INTERRUPTED(p->pInt)) return COLVEC_INTERRUPT;
   colvecHashUpdate(&p->hash, a, n);
   if (!p->bOrdered) return COLVEC_OK;
   for (i = 0; i + 8 <= n; i += 8, p->iElem++) {
@@ -1118,6 +1123,12 @@ static int segCheckChunk(void *pCtx, const uint8_t *a, int64_t n) {
 ** memory error.
 */
 int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr) {
+  return colvecSegVerifyWith(pSeg, NULL, pErr);
+}
+
+/* colvecSegVerify with an interrupt hook; see colvec_segfile.h. */
+int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
+                        ColvecErr *pErr) {
   int i, rc = COLVEC_OK;
   for (i = 0; i < pSeg->nSec && rc == COLVEC_OK; i++) {
     const ColvecSegSection *pSec = &pSeg->aSec[i];
@@ -1126,6 +1137,7 @@ int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr) {
     memset(&chk, 0, sizeof(chk));
     colvecHashInit(&chk.hash);
     chk.bFirst = 1;
+    chk.pInt = pInt;
     chk.bOrdered = pSec->eKind == COLVEC_SEG_ROWIDS ||
                    pSec->eKind == COLVEC_SEG_ATTR_VAROFFSETS;
     chk.bStrict = pSec->eKind == COLVEC_SEG_ROWIDS;

@@ -175,4 +175,11 @@ int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
                   void *pCtx, ColvecErr *pErr);
 int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr);
 
+/*
+** colvecSegVerify asking hook pInt (NULL: none) before each megabyte it
+** reads; returns COLVEC_INTERRUPT when the hook says stop.
+*/
+int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
+                        ColvecErr *pErr);
+
 #endif /* COLVEC_SEGFILE_H */

@@ -17,6 +17,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 /* Indexes of the cached statements in ColvecStorage.apStmt. */
 #define STORAGE_INSERT 0         /* INSERT INTO T_delta */
@@ -779,4 +780,65 @@ int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr) 
   }
   sqlite3_free(aCell);
   return rc;
+}
+
+/*************************************************************************
+** Interrupts (see colvecInt.h).
+**
+** sqlite3_is_interrupted() exists from SQLite 3.41; a loadable extension
+** may only call it when the host is that new (an older host's API table has
+** no such entry). Older hosts are probed instead: a statement stepped while
+** another statement of the connection runs (always the case here: the
+** statement that called into the table, or the COMMIT running xSync) fails
+** with SQLITE_INTERRUPT while the interrupt is pending, and leaves it
+** pending. A probe costs a few microseconds, so it runs at most every 2 ms.
+*/
+
+/* Milliseconds on the monotonic clock. */
+static double tickMillis(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Prepares a tick; see colvecInt.h. */
+void colvecTickInit(ColvecTick *p, sqlite3 *db) {
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->bProbe = 1;
+#if SQLITE_VERSION_NUMBER >= 3041000
+  p->bProbe = sqlite3_libversion_number() < 3041000;
+#endif
+  p->hook.xInterrupt = colvecTickStop;
+  p->hook.pCtx = p;
+}
+
+/* Whether the connection was interrupted; see colvecInt.h. */
+int colvecTickStop(void *pCtx) {
+  ColvecTick *p = (ColvecTick *)pCtx;
+  if (p->bStop) return 1;
+  if (!p->bProbe) {
+#if SQLITE_VERSION_NUMBER >= 3041000
+    p->bStop = sqlite3_is_interrupted(p->db);
+#endif
+  } else {
+    double rNow = tickMillis();
+    if (rNow >= p->rNext) {
+      sqlite3_stmt *pStmt = NULL;
+      int rc = sqlite3_prepare_v2(p->db, "SELECT 1", -1, &pStmt, NULL);
+      if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+      if (pStmt && sqlite3_finalize(pStmt) == SQLITE_INTERRUPT) {
+        rc = SQLITE_INTERRUPT;
+      }
+      p->bStop = rc == SQLITE_INTERRUPT;
+      p->rNext = rNow + 2.0;
+    }
+  }
+  return p->bStop;
+}
+
+/* The interrupt error; see colvecInt.h. */
+int colvecTickError(char **pzErr) {
+  if (pzErr && *pzErr == NULL) *pzErr = sqlite3_mprintf("colvec: interrupted");
+  return SQLITE_INTERRUPT;
 }

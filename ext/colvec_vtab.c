@@ -589,21 +589,27 @@ static int vtabPrepareCells(ColvecVtab *pTab, sqlite3_value **argv,
 }
 
 /*
-** Reads a new rowid value for INSERT/UPDATE: NULL (INSERT only: choose
-** one), an integer, or anything that converts losslessly to one. Returns
-** SQLITE_OK or SQLITE_MISMATCH with the table's message set.
+** Checks a new rowid value for INSERT/UPDATE: an integer, or NULL in an
+** INSERT (choose one; an UPDATE to NULL is a mismatch, as for an ordinary
+** rowid table). Returns SQLITE_OK or SQLITE_MISMATCH with the table's
+** message set.
 */
-static int vtabCheckRowid(ColvecVtab *pTab, sqlite3_value *pVal) {
+static int vtabCheckRowid(ColvecVtab *pTab, sqlite3_value *pVal, int bInsert) {
   int eType = sqlite3_value_type(pVal);
-  if (eType == SQLITE_INTEGER || eType == SQLITE_NULL) return SQLITE_OK;
+  if (eType == SQLITE_INTEGER || (eType == SQLITE_NULL && bInsert)) {
+    return SQLITE_OK;
+  }
   vtabSetError(pTab, sqlite3_mprintf("colvec: rowid must be an integer"));
   return SQLITE_MISMATCH;
 }
 
-/* xUpdate: DELETE (argc 1), INSERT (argv[0] NULL) or UPDATE. */
-static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
-                            sqlite3_value **argv, sqlite_int64 *pRowid) {
-  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+/*
+** The body of xUpdate: DELETE (argc 1), INSERT (argv[0] NULL; the new rowid
+** in *pRowid) or UPDATE. Returns SQLITE_OK or an error with the table's
+** message set.
+*/
+static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
+                      sqlite_int64 *pRowid) {
   const ColvecConfig *pC = pTab->pConfig;
   int bInsert, i, rc;
   char *zErr = NULL;
@@ -643,7 +649,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
       return SQLITE_ERROR;
     }
   }
-  rc = vtabCheckRowid(pTab, argv[1]);
+  rc = vtabCheckRowid(pTab, argv[1], bInsert);
   if (rc == SQLITE_OK) rc = vtabPrepareCells(pTab, argv, !bInsert);
   if (rc != SQLITE_OK) return rc;
   if (bInsert) {
@@ -651,11 +657,8 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
         sqlite3_value_type(argv[1]) == SQLITE_NULL ? NULL : argv[1];
     rc = colvecWriteInsert(pTab, pNewRowid, eConflict, pRowid, &zErr);
   } else {
-    sqlite3_int64 iNew = sqlite3_value_type(argv[1]) == SQLITE_NULL
-                             ? sqlite3_value_int64(argv[0])
-                             : sqlite3_value_int64(argv[1]);
-    rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]), iNew, eConflict,
-                           &zErr);
+    rc = colvecWriteUpdate(pTab, sqlite3_value_int64(argv[0]),
+                           sqlite3_value_int64(argv[1]), eConflict, &zErr);
   }
   if (zErr == NULL && rc != SQLITE_OK && rc != SQLITE_CONSTRAINT) {
     zErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
@@ -672,6 +675,21 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
 }
 
 /*
+** xUpdate: DELETE (argc 1), INSERT (argv[0] NULL) or UPDATE. The writes to
+** shadow tables leave sqlite3_last_insert_rowid() as it was; SQLite sets
+** it to *pRowid after an INSERT (a command returns the value it had).
+*/
+static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
+                            sqlite3_value **argv, sqlite_int64 *pRowid) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
+  int rc;
+  *pRowid = iLastRowid;
+  rc = vtabUpdate(pTab, argc, argv, pRowid);
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
+  return rc;
+}
+
 ** xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables. No
 ** file is touched: the segment folder is named by the table's id, not by
 ** its name.
@@ -748,6 +766,7 @@ static int vtabShadowExists(ColvecVtab *pTab, int *pbExists) {
 static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   char *zErr = NULL;
+  sqlite3_int64 iLastRowid;
   int rc;
   /* a table CREATEd in this transaction joins it without xBegin */
   vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
@@ -759,7 +778,9 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
     rc = vtabShadowExists(pTab, &bExists);
     if (rc != SQLITE_OK || !bExists) return rc;
   }
+  iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   rc = colvecWriteCompact(pTab, 0, &zErr);
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid); /* as fts5 does */
   rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) vtabSetError(pTab, zErr);
   return rc;

@@ -67,12 +67,17 @@ static int writeBindSeg(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
 ** ROLLBACK TO a savepoint opened before the write undoes the write in the
 ** shadow tables, and the rows, inserted before that savepoint, become
 ** pending again (see vtabRollbackToMethod).
+**
+** The shadow-table inserts leave sqlite3_last_insert_rowid() as it was: a
+** flush runs inside a SELECT, UPDATE or DELETE of the table too.
 */
 int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
   ColvecBatch *pB = &pTab->pending;
   int64_t nNew = pB->nRow - pTab->nFlushed;
+  sqlite3_int64 iLastRowid;
   int rc = SQLITE_OK;
   if (nNew == 0) return SQLITE_OK;
+  iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   if (nNew >= pTab->pConfig->nDeltaRows) {
     rc = writeBatchSegment(pTab, pB, pTab->nFlushed, pzErr);
     if (rc == SQLITE_OK) {
@@ -97,6 +102,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
       pTab->nFlushed = 0;
     }
   }
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
   return rc;
 }
 
@@ -177,6 +183,8 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
   if (rc != SQLITE_OK) return rc;
   bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
   if (bDelta < 0) return -bDelta;
+  /* the largest row going: the next automatic rowid is computed again */
+  if (pTab->bNoRow || iRowid >= pTab->iMaxRowid) pTab->bMaxKnown = 0;
   if (bDelta) return colvecStorageDelete(pTab->pStorage, iRowid);
   rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc == SQLITE_OK && colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow)) {
@@ -186,26 +194,49 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
 }
 
 /*
-** Makes pTab->iMaxRowid the largest rowid anywhere (pending, delta,
-** segments), computing it once per transaction: inserts with a larger rowid
-** (every sequential bulk load) then need no lookup to prove they are new.
+** Makes pTab->iMaxRowid the largest live rowid (unwritten pending rows, the
+** delta, segment rows not tombstoned), or sets bNoRow when there is none.
+** An INSERT without a rowid takes iMaxRowid + 1 (1 with no row), as SQLite
+** does for a rowid table, and an INSERT with a larger rowid (every
+** sequential bulk load) needs no lookup to prove it is new.
+**
+** The value is cached for the transaction (bMaxKnown) and kept up to date
+** by inserts; whatever can lower it or change it otherwise forgets it:
+** deleting the largest row (DELETE, REPLACE), any UPDATE (it may move a
+** rowid), ROLLBACK TO, and the end of a transaction (another connection
+** may commit before the next one). Flushes, compaction and merges move
+** rows without changing the set of live rowids.
 */
 static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
-  sqlite3_int64 iMax, iDelta;
-  int i, rc;
+  sqlite3_int64 iMax, iDelta, nDelta = 0;
+  int i, rc, bAny;
   if (pTab->bMaxKnown) return SQLITE_OK;
-  iMax = colvecBatchMaxRowid(&pTab->pending);
-  rc = colvecStorageDeltaStat(pTab->pStorage, NULL, &iDelta);
+  /* rows 0..nFlushed-1 are written (and may since have been deleted) */
+  bAny = pTab->pending.nRow > pTab->nFlushed;
+  iMax = colvecBatchMaxRowid(&pTab->pending, pTab->nFlushed);
+  rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, &iDelta);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
-  if (iDelta > iMax) iMax = iDelta;
+  if (nDelta > 0) {
+    bAny = 1;
+    if (iDelta > iMax) iMax = iDelta;
+  }
   for (i = 0; i < pTab->pSegs->nSeg; i++) {
     ColvecSegHandle *h = pTab->pSegs->apSeg[i];
-    if (h->nRow > 0 && h->aRowid[h->nRow - 1] > iMax) {
-      iMax = h->aRowid[h->nRow - 1];
+    int64_t j = h->nRow - 1;
+    /* the largest rowid of the segment that is not tombstoned, where it
+    ** can matter */
+    while (j >= 0 && (!bAny || h->aRowid[j] > iMax) &&
+           colvecSegIsDead(h, h->aRowid[j])) {
+      j--;
+    }
+    if (j >= 0 && (!bAny || h->aRowid[j] > iMax)) {
+      iMax = h->aRowid[j];
+      bAny = 1;
     }
   }
   pTab->iMaxRowid = iMax;
+  pTab->bNoRow = !bAny;
   pTab->bMaxKnown = 1;
   return SQLITE_OK;
 }
@@ -220,26 +251,31 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
   if (pRowid) {
     int bExists = 0;
     iRowid = sqlite3_value_int64(pRowid);
-    if (iRowid <= pTab->iMaxRowid) bExists = writeRowExists(pTab, iRowid, pzErr);
+    if (!pTab->bNoRow && iRowid <= pTab->iMaxRowid) {
+      bExists = writeRowExists(pTab, iRowid, pzErr);
+    }
     if (bExists < 0) return -bExists;
     if (bExists) {
-      if (eConflict == COLVEC_CONFLICT_IGNORE) {
-        *piRowid = iRowid;
-        return SQLITE_OK;
-      }
+      /* IGNORE leaves *piRowid (last_insert_rowid()) as it was */
+      if (eConflict == COLVEC_CONFLICT_IGNORE) return SQLITE_OK;
       if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
       rc = colvecWriteDelete(pTab, iRowid, pzErr);
     }
+  } else if (pTab->bNoRow) {
+    iRowid = 1;
   } else if (pTab->iMaxRowid == INT64_MAX) {
-    *pzErr = sqlite3_mprintf("colvec: no rowid left after %lld",
-                             pTab->iMaxRowid);
+    /* SQLite would try random rowids; colvec stays deterministic */
+    *pzErr = sqlite3_mprintf("colvec: no automatic rowid after %lld: insert "
+                             "with an explicit rowid",
+                             (long long)pTab->iMaxRowid);
     return SQLITE_FULL;
   } else {
-    iRowid = pTab->iMaxRowid == INT64_MIN ? 1 : pTab->iMaxRowid + 1;
+    iRowid = pTab->iMaxRowid + 1;
   }
   if (rc == SQLITE_OK) rc = colvecBatchAppend(&pTab->pending, iRowid, pTab->aCell);
   if (rc == SQLITE_OK) {
-    if (iRowid > pTab->iMaxRowid) pTab->iMaxRowid = iRowid;
+    if (pTab->bNoRow || iRowid > pTab->iMaxRowid) pTab->iMaxRowid = iRowid;
+    pTab->bNoRow = 0;
     *piRowid = iRowid;
     /* rows written already may stay in memory while a savepoint is open:
     ** only the unwritten ones count towards the limit */
@@ -298,6 +334,8 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   ColvecSegTable *pSegs = pTab->pSegs;
   int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
   int i;
+  ColvecTick tick;
+  colvecTickInit(&tick, pTab->db);
   if (rc == SQLITE_OK && bFlush) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
@@ -306,7 +344,12 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
     ColvecErr err;
     int64_t j;
     err.zMsg[0] = 0;
-    if (colvecSegVerify(h->pSeg, &err) != COLVEC_OK) {
+    rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+    if (rc == COLVEC_INTERRUPT) {
+      rc = colvecTickError(pzErr);
+      break;
+    }
+    if (rc != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s",
                                pC->zName, err.zMsg);
       rc = COLVEC_CORRUPT_VTAB;
@@ -326,6 +369,10 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
     for (j = 0; rc == SQLITE_OK && j < h->nRow; j++) {
       int64_t iRowid = h->aRowid[j], iRow;
       int iSeg, bDelta;
+      if ((j & 1023) == 0 && colvecTickStop(&tick)) {
+        rc = colvecTickError(pzErr);
+        break;
+      }
       if (colvecSegIsDead(h, iRowid)) continue;
       bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
       if (bDelta < 0) {

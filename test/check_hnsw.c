@@ -384,6 +384,55 @@ START_TEST(test_determinism) {
 }
 END_TEST
 
+/* Interrupt hook of test_interrupt: says stop on call *pCtx == 0. */
+static int tInterrupt(void *pCtx) {
+  int *pn = (int *)pCtx;
+  return --*pn == 0;
+}
+
+/*
+** The interrupt hook: asked as nodes are inserted (on the calling thread
+** only), it stops the build with COLVEC_INTERRUPT and no graph, at once;
+** a hook that never says stop changes nothing.
+*/
+START_TEST(test_interrupt) {
+  TData sub;
+  ColvecHnswConfig cfg;
+  ColvecHnsw *pG, *pRef;
+  uint8_t *a1, *a2;
+  size_t n1, n2;
+  int nThread, nLeft;
+  tSetup();
+  sub = gL2;
+  sub.n = 3000;
+  for (nThread = 1; nThread <= 2; nThread++) {
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.nThread = nThread;
+    cfg.interrupt.xInterrupt = tInterrupt;
+    cfg.interrupt.pCtx = &nLeft;
+    nLeft = 100;
+    pG = (ColvecHnsw *)1;
+    T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pG),
+         COLVEC_INTERRUPT);
+    T_ASSERT(pG == NULL);
+    T_EQ(nLeft, 0); /* not asked again once it said stop */
+  }
+  nLeft = -1; /* never reaches 0 */
+  T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pG),
+       COLVEC_OK);
+  T_ASSERT(nLeft < -1000); /* asked about once per node of worker 0 */
+  pRef = tBuild(&sub, 0, 0, 1);
+  a1 = tSerialize(pG, &n1);
+  a2 = tSerialize(pRef, &n2);
+  T_EQ(n1, n2);
+  T_ASSERT(memcmp(a1, a2, n1) == 0);
+  free(a1);
+  free(a2);
+  colvecHnswFree(pG);
+  colvecHnswFree(pRef);
+}
+END_TEST
+
 /*
 ** Runs nQuery searches on pA and pB and asserts identical results (nodes,
 ** distances, counts).
@@ -764,7 +813,7 @@ START_TEST(test_oom) {
   d.bDot = 0;
   tGenerate(aVec, 300, 8, 11);
   for (i = 0; rc == COLVEC_NOMEM; i++) {
-    ColvecHnswConfig cfg = {4, 16, 8, 2, NULL};
+    ColvecHnswConfig cfg = {4, 16, 8, 2, NULL, {NULL, NULL}};
     ColvecHnsw *pG = NULL, *pO = NULL;
     colvecMemFailAfter(i);
     rc = colvecHnswBuild(&cfg, 300, NULL, NULL, tNodeDist, &d, &pG);
@@ -815,6 +864,7 @@ static Suite *hnswSuite(void) {
   tcase_add_test(tc, test_filter);
   tcase_add_test(tc, test_prefetch);
   tcase_add_test(tc, test_epoch_wrap);
+  tcase_add_test(tc, test_interrupt);
   suite_add_tcase(s, tc);
   return s;
 }
