@@ -2,10 +2,10 @@
 # run-tests.sh — the whole test suite from a fresh clone: installs what is
 # missing, builds with -Werror and runs every suite on every SQLite of the
 # matrix (tool/sqlite-matrix.sh: the system SQLite with `make check`, then
-# the oldest supported and the newest on npm with the suites that use
-# SQLite), then the same again under ASan+UBSan in build-asan/ unless
-# COLVEC_NO_ASAN=1. COLVEC_SQLITE_LEGS chooses the legs (default
-# "system oldest newest"). Ends with one line "N passed, N failed,
+# 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
+# again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1.
+# COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
+# newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ run_suite() {
     || { cat "$dir/configure.out"; fail=$((fail + 1)); return; }
   make -C "$dir" -j"$jobs" >"$dir/make.out" 2>&1 \
     || { tail -50 "$dir/make.out"; fail=$((fail + 1)); return; }
-  for leg in ${COLVEC_SQLITE_LEGS:-system oldest newest}; do
+  for leg in ${COLVEC_SQLITE_LEGS:-system oldest previous newest}; do
     log=$dir/test-suite-$leg.log
     [ "$leg" = system ] && log=$dir/test-suite.log
     rm -f "$log"

@@ -10,11 +10,13 @@
 # LEG is one of
 #   system  the SQLite found at configure time, with Debian's sqlite3 shell:
 #           every suite (`make check`), result in BUILDDIR/test-suite.log
-#   oldest  SQLite 3.38.2 (sqlite-autoconf-3380200 from npm's sqlite3@5.0.3)
-#   newest  SQLite 3.54.1 (the amalgamation bundled by npm's
-#           better-sqlite3@13.2.0; its shell from sqlite3@6.0.1's
-#           sqlite-autoconf-3520000, compiled against the 3.54.1 header)
-# (default: all three). The oldest and newest legs run the suites whose
+#   oldest    SQLite 3.38.2 (sqlite-autoconf-3380200 from npm's sqlite3@5.0.3)
+#   previous  SQLite 3.53.2 (bundled by npm's better-sqlite3@12.11.1: what
+#             Node programs on better-sqlite3 12 run)
+#   newest    SQLite 3.54.1 (bundled by npm's better-sqlite3@13.2.0)
+# (default: all four). better-sqlite3 ships no shell.c: those two legs
+# compile the shell of sqlite3@6.0.1's sqlite-autoconf-3520000 against
+# their own sqlite3.h. The oldest and newest legs run the suites whose
 # result depends on the SQLite library (SQLITE_TESTS in Makefile.am: the Tcl
 # suites, the shell test, check_filter and check_oom), each in BUILDDIR/
 # test-suite-LEG.log. The colvec module is the same build on every leg: it
@@ -37,6 +39,9 @@
 #                        built FAILS (exit 1); otherwise it is skipped (77)
 #   CC, MAKE             compiler and make to use
 #
+#   CK_TIMEOUT_MULTIPLIER  Check's per-test time limit factor (default 4
+#                        here: legs run back to back on a busy machine)
+#
 # Exit status: 0 when every leg passed, 77 when a leg was skipped and none
 # failed, 1 otherwise.
 set -uo pipefail
@@ -45,7 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 builddir=$top/build
 jobs=""
-cache=${COLVEC_SQLITE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/colvec-sqlite}
+cache=${COLVEC_SQLITE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/colvec-sqlite}
 cc=${CC:-cc}
 make=${MAKE:-make}
 
@@ -79,6 +84,10 @@ leg_spec() {
       leg_version=3.38.2
       leg_lib="sqlite3@5.0.3 package/deps/sqlite-autoconf-3380200.tar.gz"
       leg_shell="$leg_lib" ;;
+    previous)
+      leg_version=3.53.2
+      leg_lib="better-sqlite3@12.11.1 package/deps/sqlite3"
+      leg_shell="sqlite3@6.0.1 package/deps/sqlite-autoconf-3520000.tar.gz" ;;
     newest)
       leg_version=3.54.1
       leg_lib="better-sqlite3@13.2.0 package/deps/sqlite3"
@@ -128,7 +137,7 @@ unpack() {
 # Builds leg $1 into the cache when its recipe changed; prints its folder.
 prepare() {
   local leg=$1 dir recipe got
-  leg_spec "$leg" || { say "unknown leg '$leg' (system, oldest, newest)"; return 2; }
+  leg_spec "$leg" || { say "unknown leg '$leg' (system, oldest, previous, newest)"; return 2; }
   dir="$cache/$leg-$leg_version"
   recipe="$leg_version|$leg_lib|$leg_shell|$cc|$cflags|$(echo $defines)"
   if [ -f "$dir/recipe" ] && [ "$(cat "$dir/recipe")" = "$recipe" ] &&
@@ -167,7 +176,7 @@ prepare() {
 list_legs() {
   local leg
   echo "system $(pkg-config --modversion sqlite3 2>/dev/null || echo '?') (the library configure found, Debian's sqlite3 shell)"
-  for leg in oldest newest; do
+  for leg in oldest previous newest; do
     leg_spec $leg
     echo "$leg $leg_version (library: npm ${leg_lib%% *}; shell.c: npm ${leg_shell%% *})"
   done
@@ -233,9 +242,10 @@ while [ $# -gt 0 ]; do
     *) legs+=("$1"); shift ;;
   esac
 done
-[ ${#legs[@]} -gt 0 ] || legs=(system oldest newest)
+[ ${#legs[@]} -gt 0 ] || legs=(system oldest previous newest)
 [ -f "$builddir/Makefile" ] || { say "no Makefile in $builddir (configure first, or use -C)"; exit 1; }
 
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-4}
 status=0
 for leg in "${legs[@]}"; do
   run_leg "$leg"
