@@ -10,6 +10,9 @@
 # COLVEC_TESTDIR (scratch folder, default ./test/tmp).
 
 package require sqlite3
+# Line-buffered, so that the log of a suite that crashes ends at the last
+# test that finished.
+fconfigure stdout -buffering line
 
 set ::testname [file rootname [file tail [info script]]]
 if {[info exists ::argv0]} {
