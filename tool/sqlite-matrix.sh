@@ -110,7 +110,7 @@ fetch() {
     command -v npm >/dev/null 2>&1 || { say "npm not found (tool/install-deps.sh installs it)"; return 1; }
     mkdir -p "$dir" || return 1
     say "fetching $spec from the npm registry"
-    (cd "$dir" && LD_PRELOAD= npm pack --silent "$spec" >npm-pack.log 2>&1) \
+    (cd "$dir" && LD_PRELOAD= npm pack --loglevel=error "$spec" >npm-pack.log 2>&1) \
       || { say "npm pack $spec failed:"; tail -5 "$dir/npm-pack.log" >&2; rm -f "$dir/$name"; return 1; }
     [ -s "$dir/$name" ] || { say "npm pack $spec made no $name"; return 1; }
   fi
