@@ -80,7 +80,7 @@ sqlite3_colvec_init(sqlite3 *db, char **pzErrMsg,
   if (sqlite3_libversion_number() < COLVEC_MIN_SQLITE_VERSION_NUMBER) {
     if (pzErrMsg) {
       *pzErrMsg = sqlite3_mprintf(
-          "colvec: needs SQLite 3.38.0 or later, this is SQLite %s",
+          "colvec: needs SQLite 3.38.2 or later, this is SQLite %s",
           sqlite3_libversion());
     }
     return SQLITE_ERROR;

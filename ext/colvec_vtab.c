@@ -879,38 +879,75 @@ static int vtabShadowNameMethod(const char *zName) {
   return 0;
 }
 
-/* The module object. */
-static sqlite3_module colvecModule = {
-    3,                    /* iVersion: xShadowName */
-    vtabCreateMethod,     /* xCreate */
-    vtabConnectMethod,    /* xConnect */
-    vtabBestIndexMethod,  /* xBestIndex */
-    vtabDisconnectMethod, /* xDisconnect */
-    vtabDestroyMethod,    /* xDestroy */
-    colvecCursorOpen,     /* xOpen */
-    colvecCursorClose,    /* xClose */
-    colvecCursorFilter,   /* xFilter */
-    colvecCursorNext,     /* xNext */
-    colvecCursorEof,      /* xEof */
-    colvecCursorColumn,   /* xColumn */
-    colvecCursorRowid,    /* xRowid */
-    vtabUpdateMethod,     /* xUpdate */
-    vtabBeginMethod,      /* xBegin */
-    vtabSyncMethod,       /* xSync */
-    vtabCommitMethod,     /* xCommit */
-    vtabRollbackMethod,   /* xRollback */
-    NULL,                 /* xFindFunction */
-    vtabRenameMethod,     /* xRename */
-    vtabSavepointMethod,  /* xSavepoint */
-    vtabReleaseMethod,    /* xRelease */
-    vtabRollbackToMethod, /* xRollbackTo */
-    vtabShadowNameMethod, /* xShadowName */
-#if SQLITE_VERSION_NUMBER >= 3044000
-    NULL /* xIntegrity */
+/*
+** xIntegrity (SQLite >= 3.44, module version 4): PRAGMA integrity_check and
+** PRAGMA quick_check run the table's integrity check, the one behind
+** INSERT INTO t(t) VALUES('integrity-check') and colvec_check(). A problem
+** found is reported in *pzErr (sqlite3_malloc'd, freed by SQLite: one row
+** of the pragma's result) with SQLITE_OK; only running out of memory fails
+** the pragma itself. mFlags (bit 0: quick_check) changes nothing: the check
+** is linear in the size of the table.
+*/
+static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
+                               const char *zTabName, int mFlags,
+                               char **pzErr) {
+  char *zErr = NULL;
+  int rc = colvecWriteCheck((ColvecVtab *)pVtab, &zErr);
+  (void)mFlags;
+  if (rc == SQLITE_OK || rc == SQLITE_NOMEM) {
+    sqlite3_free(zErr);
+    return rc;
+  }
+  if (zErr == NULL) {
+    zErr = sqlite3_mprintf("colvec: integrity-check: table %s.%s: %s", zSchema,
+                           zTabName, sqlite3_errstr(rc));
+  }
+  *pzErr = zErr;
+  return zErr ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* The methods of sqlite3_module versions 1 to 3, in order. */
+#define COLVEC_MODULE_METHODS                                                  \
+  vtabCreateMethod, vtabConnectMethod, vtabBestIndexMethod,                    \
+      vtabDisconnectMethod, vtabDestroyMethod, colvecCursorOpen,               \
+      colvecCursorClose, colvecCursorFilter, colvecCursorNext,                 \
+      colvecCursorEof, colvecCursorColumn, colvecCursorRowid,                  \
+      vtabUpdateMethod, vtabBeginMethod, vtabSyncMethod, vtabCommitMethod,     \
+      vtabRollbackMethod, NULL /* xFindFunction */, vtabRenameMethod,          \
+      vtabSavepointMethod, vtabReleaseMethod, vtabRollbackToMethod,            \
+      vtabShadowNameMethod
+
+/*
+** The module object, in two versions chosen at registration from the
+** running SQLite (a loadable extension is built against one sqlite3.h and
+** loaded into any SQLite from COLVEC_MIN_SQLITE_VERSION_NUMBER on):
+**   colvecModule3  iVersion 3 (xShadowName), for SQLite before 3.44;
+**   colvecModule4  iVersion 4, adds xIntegrity, for SQLite 3.44 and later.
+** The sqlite3_module of a sqlite3.h older than 3.44 has no xIntegrity
+** member; ColvecModule4 then appends the slot, where newer headers have it
+** (right after xShadowName, a pointer-sized member, so no padding differs).
+*/
+typedef int (*ColvecIntegrityFn)(sqlite3_vtab *, const char *, const char *,
+                                 int, char **);
+typedef struct ColvecModule4 ColvecModule4;
+struct ColvecModule4 {
+  sqlite3_module base; /* versions 1-3 (and 4 with a >= 3.44 sqlite3.h) */
+#if SQLITE_VERSION_NUMBER < 3044000
+  ColvecIntegrityFn xIntegrity; /* version 4's slot, absent from base */
 #endif
 };
+static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS};
+#if SQLITE_VERSION_NUMBER < 3044000
+static const ColvecModule4 colvecModule4 = {{4, COLVEC_MODULE_METHODS},
+                                            vtabIntegrityMethod};
+#else
+static const ColvecModule4 colvecModule4 = {
+    {4, COLVEC_MODULE_METHODS, vtabIntegrityMethod}};
+#endif
 
 /* Registers the module on db; see colvecInt.h. */
 int colvecVtabRegister(sqlite3 *db, void *pAux, void (*xDestroy)(void *)) {
-  return sqlite3_create_module_v2(db, "colvec", &colvecModule, pAux, xDestroy);
+  const sqlite3_module *pModule = &colvecModule3;
+  if (sqlite3_libversion_number() >= 3044000) pModule = &colvecModule4.base;
+  return sqlite3_create_module_v2(db, "colvec", pModule, pAux, xDestroy);
 }

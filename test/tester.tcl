@@ -10,6 +10,9 @@
 # COLVEC_TESTDIR (scratch folder, default ./test/tmp).
 
 package require sqlite3
+# Line-buffered, so that the log of a suite that crashes ends at the last
+# test that finished.
+fconfigure stdout -buffering line
 
 set ::testname [file rootname [file tail [info script]]]
 if {[info exists ::argv0]} {
@@ -187,3 +190,16 @@ proc finish_test {} {
 }
 
 reset_db
+
+# tool/sqlite-matrix.sh runs the suites on several SQLite libraries and sets
+# COLVEC_SQLITE_VERSION to the one each run must be on: a suite that ran on
+# another library must not pass as a run on that one.
+set ::sqlite_version [db one {SELECT sqlite_version()}]
+puts "SQLite $::sqlite_version"
+if {[info exists ::env(COLVEC_SQLITE_VERSION)] &&
+    $::env(COLVEC_SQLITE_VERSION) ne "" &&
+    $::env(COLVEC_SQLITE_VERSION) ne $::sqlite_version} {
+  puts "FAILED: this run is on SQLite $::sqlite_version, not\
+        $::env(COLVEC_SQLITE_VERSION) (COLVEC_SQLITE_VERSION)"
+  exit 1
+}

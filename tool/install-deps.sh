@@ -9,6 +9,13 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done
+# npm fetches the SQLite sources of tool/sqlite-matrix.sh (and better-sqlite3
+# for test/node_limit.sh); a node that did not come from Debian (e.g.
+# NodeSource's nodejs, which carries npm) is kept.
+if ! command -v npm >/dev/null 2>&1; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  missing+=(npm)
+fi
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
