@@ -690,6 +690,7 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
   return rc;
 }
 
+/*
 ** xRename: ALTER TABLE ... RENAME TO zNew renames the shadow tables. No
 ** file is touched: the segment folder is named by the table's id, not by
 ** its name.
@@ -892,7 +893,7 @@ static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
                                const char *zTabName, int mFlags,
                                char **pzErr) {
   char *zErr = NULL;
-  int rc = colvecWriteCheck((ColvecVtab *)pVtab, &zErr);
+  int rc = colvecWriteCheck((ColvecVtab *)pVtab, 1, &zErr);
   (void)mFlags;
   if (rc == SQLITE_OK || rc == SQLITE_NOMEM) {
     sqlite3_free(zErr);

@@ -437,11 +437,14 @@ static void tfScalar(TfData *p, int iCol, int bNoAff, const TfCell *pCell,
   int eType;
   tfBind(p->pEcho, 1, pCell);
   ck_assert_int_eq(sqlite3_step(p->pEcho), SQLITE_ROW);
-  pVal = sqlite3_value_dup(sqlite3_column_value(p->pEcho, 0));
+  pVal = sqlite3_column_value(p->pEcho, 0);
+  /* numeric affinity on the statement's own value: a sqlite3_value_dup()
+  ** copy has no connection, which SQLite 3.53's numeric_type needs */
+  if (!bNoAff && iCol <= 1) sqlite3_value_numeric_type(pVal);
+  pVal = sqlite3_value_dup(pVal);
   ck_assert_ptr_nonnull(pVal);
   sqlite3_reset(p->pEcho);
   eType = sqlite3_value_type(pVal);
-  if (!bNoAff && iCol <= 1) eType = sqlite3_value_numeric_type(pVal);
   if (!bNoAff && iCol == 2 &&
       (eType == SQLITE_INTEGER || eType == SQLITE_FLOAT)) {
     eType = SQLITE_TEXT; /* text affinity: SQLite's own rendering */
