@@ -9,7 +9,6 @@
 #include <string.h>
 
 /* Most values of an IN list evaluated in one call. */
-#define SCAN_MAX_IN 4096
 
 /*
 ** LIKE/GLOB through SQLite's own matchers. A BLOB never matches when SQLite
@@ -112,8 +111,8 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
 
 /*
 ** Evaluates one filter argument (operator eOp on column iCol, value pArg)
-** over segment h, ANDing into aBits. An IN list longer than SCAN_MAX_IN, or
-** one holding a number compared with a text column, leaves aBits alone
+** over segment h, ANDing into aBits. An IN list (of any length) holding a
+** number compared with a text column leaves aBits alone
 ** (SQLite re-checks every row); an empty IN list clears it.
 */
 static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
@@ -143,20 +142,27 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     eAffinity = pC->aCol[iCol].eAttr;
   }
   if (eOp == COLVEC_OP_IN) {
-    /* up to SCAN_MAX_IN values: on the heap, not on SQLite's stack */
+    /* every value of the list, on the heap (not on SQLite's stack) */
     sqlite3_value *pVal = NULL;
-    aVal = sqlite3_malloc64(sizeof(ColvecScalar) * SCAN_MAX_IN);
-    azCopy = sqlite3_malloc64(sizeof(char *) * SCAN_MAX_IN);
-    if (aVal == NULL || azCopy == NULL) {
-      sqlite3_free(aVal);
-      sqlite3_free(azCopy);
-      return SQLITE_NOMEM;
-    }
+    int nAlloc = 0;
+    aVal = NULL;
+    azCopy = NULL;
     for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
          rc = sqlite3_vtab_in_next(pArg, &pVal)) {
-      if (nVal == SCAN_MAX_IN) {
-        rc = SCAN_KEEP_ALL; /* too long to evaluate here */
-        break;
+      if (nVal == nAlloc) {
+        int nNew = nAlloc ? nAlloc * 2 : 64;
+        ColvecScalar *aNew =
+            sqlite3_realloc64(aVal, sizeof(ColvecScalar) * (sqlite3_uint64)nNew);
+        char **azNew = aNew ? sqlite3_realloc64(
+                                  azCopy, sizeof(char *) * (sqlite3_uint64)nNew)
+                            : NULL;
+        if (aNew) aVal = aNew;
+        if (azNew) azCopy = azNew;
+        if (aNew == NULL || azNew == NULL) {
+          rc = SQLITE_NOMEM;
+          break;
+        }
+        nAlloc = nNew;
       }
       rc = scanScalar(pVal, eAffinity, &aVal[nVal], &azCopy[nVal]);
       nVal++;
@@ -182,7 +188,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     rc = SQLITE_OK;
   }
   for (i = 0; i < nVal; i++) sqlite3_free(azCopy[i]);
-  if (aVal != aOne) {
+  if (aVal != aOne) { /* an IN list's arrays (NULL when it was empty) */
     sqlite3_free(aVal);
     sqlite3_free(azCopy);
   }
