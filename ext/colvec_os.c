@@ -88,6 +88,47 @@ static char *osStrndup(const char *z, size_t n) {
 }
 
 /*************************************************************************
+** Test hook (colvecOsSetHook).
+*/
+
+/* The installed test hook, or NULL (always, outside tests). */
+static const ColvecOsHook *osHook = NULL;
+
+/* Installs pHook (NULL removes it). */
+void colvecOsSetHook(const ColvecOsHook *pHook) { osHook = pHook; }
+
+/*
+** Asks the test hook whether call eOp may proceed: returns 0, or the errno
+** value the call must fail with. *pn is the byte count (WRITE only; NULL
+** for other calls).
+*/
+static int osBefore(int eOp, const char *zPath, const char *zPath2,
+                    int64_t iArg, int64_t *pn) {
+  int64_t nDummy = 0;
+  if (osHook == NULL || osHook->xBefore == NULL) return 0;
+  return osHook->xBefore(osHook->pArg, eOp, zPath, zPath2, iArg,
+                         pn ? pn : &nDummy);
+}
+
+/* Tells the test hook that call eOp succeeded. */
+static void osAfter(int eOp, const char *zPath, const char *zPath2,
+                    int64_t iArg, int64_t n) {
+  if (osHook && osHook->xAfter) {
+    osHook->xAfter(osHook->pArg, eOp, zPath, zPath2, iArg, n);
+  }
+}
+
+/*
+** Fails operation zOp on zPath with the errno value iErrno chosen by the
+** test hook: COLVEC_IOERR and the message a real failure would give.
+*/
+static int osInjected(ColvecErr *pErr, int iErrno, const char *zOp,
+                      const char *zPath) {
+  errno = iErrno;
+  return osIoErr(pErr, zOp, zPath);
+}
+
+/*************************************************************************
 ** Files.
 */
 
@@ -142,6 +183,10 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
     return COLVEC_RANGE;
   }
 
+  {
+    int iFault = osBefore(COLVEC_OSOP_OPEN, zPath, NULL, flags, NULL);
+    if (iFault) return osInjected(pErr, iFault, "open", zPath);
+  }
   pFile = (ColvecFile *)colvecMalloc(sizeof(ColvecFile));
   if (pFile) pFile->zPath = osStrndup(zPath, strlen(zPath));
   if (pFile == NULL || pFile->zPath == NULL) {
@@ -170,6 +215,7 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   }
   pFile->fd = fd;
   *ppFile = pFile;
+  osAfter(COLVEC_OSOP_OPEN, zPath, NULL, flags, 0);
   return COLVEC_OK;
 }
 
@@ -179,10 +225,16 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
 */
 int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
   int rc = COLVEC_OK;
+  int iFault;
   if (pFile == NULL) return COLVEC_OK;
+  iFault = osBefore(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, NULL);
   /* Never retry close() on EINTR: the descriptor is gone on Linux. */
   if (close(pFile->fd) != 0 && errno != EINTR) {
     rc = osIoErr(pErr, "close", pFile->zPath);
+  } else if (iFault) {
+    rc = osInjected(pErr, iFault, "close", pFile->zPath); /* closed anyway */
+  } else {
+    osAfter(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, 0);
   }
   colvecFree(pFile->zPath);
   colvecFree(pFile);
@@ -200,6 +252,10 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
   if (n < 0 || iOff < 0) {
     colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
+  }
+  if (osHook) {
+    int iFault = osBefore(COLVEC_OSOP_READ, pFile->zPath, NULL, iOff, NULL);
+    if (iFault) return osInjected(pErr, iFault, "read", pFile->zPath);
   }
   while (n > 0) {
     size_t nTry = (size_t)(n < OS_MAX_IO ? n : OS_MAX_IO);
@@ -228,9 +284,17 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
                   ColvecErr *pErr) {
   const uint8_t *p = (const uint8_t *)pBuf;
+  int64_t nAll = n, iOff0 = iOff;
+  int iFault = 0;
   if (n < 0 || iOff < 0) {
     colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
+  }
+  if (osHook) {
+    int64_t nAllow = n;
+    iFault = osBefore(COLVEC_OSOP_WRITE, pFile->zPath, NULL, iOff, &nAllow);
+    if (iFault && nAllow >= 0 && nAllow < n) n = nAllow; /* short write */
+    if (iFault && n == nAll) n = 0;
   }
   while (n > 0) {
     size_t nTry = (size_t)(n < OS_MAX_IO ? n : OS_MAX_IO);
@@ -247,6 +311,8 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
     n -= nPut;
     iOff += nPut;
   }
+  if (iFault) return osInjected(pErr, iFault, "write", pFile->zPath);
+  osAfter(COLVEC_OSOP_WRITE, pFile->zPath, NULL, iOff0, nAll);
   return COLVEC_OK;
 }
 
@@ -268,14 +334,19 @@ static int osFsync(int fd) {
 
 /* Makes the contents of pFile durable. COLVEC_IOERR on failure. */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
+  int iFault = osBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "fsync", pFile->zPath);
   if (osFsync(pFile->fd) != 0) return osIoErr(pErr, "fsync", pFile->zPath);
+  osAfter(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, 0);
   return COLVEC_OK;
 }
 
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
   struct stat st;
+  int iFault = osBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
   *pnByte = 0;
+  if (iFault) return osInjected(pErr, iFault, "stat", pFile->zPath);
   if (fstat(pFile->fd, &st) != 0) return osIoErr(pErr, "stat", pFile->zPath);
   *pnByte = (int64_t)st.st_size;
   return COLVEC_OK;
@@ -291,6 +362,8 @@ int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
 */
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
   int fd, rc = COLVEC_OK;
+  int iFault = osBefore(COLVEC_OSOP_SYNCDIR, zDir, NULL, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "fsync folder", zDir);
   do {
     fd = open(zDir, O_RDONLY | O_CLOEXEC
 #ifdef O_DIRECTORY
@@ -301,6 +374,7 @@ int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
   if (fd < 0) return osIoErr(pErr, "open folder", zDir);
   if (osFsync(fd) != 0) rc = osIoErr(pErr, "fsync folder", zDir);
   close(fd);
+  if (rc == COLVEC_OK) osAfter(COLVEC_OSOP_SYNCDIR, zDir, NULL, 0, 0);
   return rc;
 }
 
@@ -325,7 +399,10 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 
 /* Renames zFrom to zTo, atomically replacing zTo if it exists. */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  int iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "rename", zFrom);
   if (rename(zFrom, zTo) != 0) return osIoErr(pErr, "rename", zFrom);
+  osAfter(COLVEC_OSOP_RENAME, zFrom, zTo, 0, 0);
   return COLVEC_OK;
 }
 
@@ -334,8 +411,12 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 ** orphan cleanup can be repeated after a crash.
 */
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
-  if (unlink(zPath) != 0 && errno != ENOENT) {
-    return osIoErr(pErr, "remove", zPath);
+  int iFault = osBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "remove", zPath);
+  if (unlink(zPath) != 0) {
+    if (errno != ENOENT) return osIoErr(pErr, "remove", zPath);
+  } else {
+    osAfter(COLVEC_OSOP_UNLINK, zPath, NULL, 0, 0);
   }
   return COLVEC_OK;
 }
@@ -366,7 +447,12 @@ int colvecOsKind(const char *zPath) {
 ** COLVEC_IOERR.
 */
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
-  if (mkdir(zDir, OS_DIR_MODE) == 0) return COLVEC_OK;
+  int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
+  if (mkdir(zDir, OS_DIR_MODE) == 0) {
+    osAfter(COLVEC_OSOP_MKDIR, zDir, NULL, 0, 0);
+    return COLVEC_OK;
+  }
   if (errno == EEXIST) return COLVEC_ERROR;
   return osIoErr(pErr, "create folder", zDir);
 }
@@ -376,8 +462,12 @@ int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
 ** COLVEC_OK when it is gone (or was not there), else COLVEC_IOERR.
 */
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
-  if (rmdir(zDir) != 0 && errno != ENOENT) {
-    return osIoErr(pErr, "remove folder", zDir);
+  int iFault = osBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "remove folder", zDir);
+  if (rmdir(zDir) != 0) {
+    if (errno != ENOENT) return osIoErr(pErr, "remove folder", zDir);
+  } else {
+    osAfter(COLVEC_OSOP_RMDIR, zDir, NULL, 0, 0);
   }
   return COLVEC_OK;
 }
@@ -396,6 +486,10 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     colvecErrSet(pErr, 0, "colvec: empty folder name");
     return COLVEC_RANGE;
   }
+  {
+    int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
+    if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
+  }
   zBuf = osStrndup(zDir, n);
   if (zBuf == NULL) {
     colvecErrSet(pErr, 0, "colvec: out of memory creating \"%s\"", zDir);
@@ -406,7 +500,9 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     if (i < n && zBuf[i] != '/') continue;
     if (i < n && zBuf[i - 1] == '/') continue; /* "//" */
     zBuf[i] = 0;
-    if (mkdir(zBuf, OS_DIR_MODE) != 0) {
+    if (mkdir(zBuf, OS_DIR_MODE) == 0) {
+      osAfter(COLVEC_OSOP_MKDIR, zBuf, NULL, 0, 0);
+    } else {
       if (errno != EEXIST) {
         rc = osIoErr(pErr, "create folder", zBuf);
       } else if (stat(zBuf, &st) != 0) {
@@ -444,6 +540,10 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
   *pazName = NULL;
   *pnName = 0;
+  {
+    int iFault = osBefore(COLVEC_OSOP_LISTDIR, zDir, NULL, 0, NULL);
+    if (iFault) return osInjected(pErr, iFault, "list folder", zDir);
+  }
   pDir = opendir(zDir);
   if (pDir == NULL) return osIoErr(pErr, "list folder", zDir);
   for (;;) {
@@ -533,9 +633,7 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
     colvecFree(zPath);
   }
   colvecOsListFree(azName, nName);
-  if (rc == COLVEC_OK && rmdir(zDir) != 0 && errno != ENOENT) {
-    rc = osIoErr(pErr, "remove folder", zDir);
-  }
+  if (rc == COLVEC_OK) rc = colvecOsRmdir(zDir, pErr);
   return rc;
 }
 
@@ -581,6 +679,11 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
     return COLVEC_NOMEM;
   }
   if (nByte > 0) {
+    int iFault = osBefore(COLVEC_OSOP_MAP, pFile->zPath, NULL, 0, NULL);
+    if (iFault) {
+      colvecFree(pMap);
+      return osInjected(pErr, iFault, "map", pFile->zPath);
+    }
 #if defined(MAP_POPULATE)
     if (ePrefault == COLVEC_PREFAULT_POPULATE) mflags |= MAP_POPULATE;
 #endif

@@ -142,4 +142,61 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr);
 void colvecOsMapClose(ColvecMap *pMap);
 
+/*************************************************************************
+** Test hook: I/O fault injection and power-loss simulation.
+**
+** A test installs a ColvecOsHook with colvecOsSetHook(); production code
+** never does, and then each call below costs one predictable branch. The
+** hook sees every call of this layer that touches the file system, by kind
+** (COLVEC_OSOP_*), with the path(s) it names (for calls on an open file,
+** the path it was opened with), before and after the call:
+**
+**   xBefore(pArg, eOp, zPath, zPath2, iArg, &n) runs first. Returning 0
+**     lets the call proceed. Returning an errno value makes the call fail
+**     with that errno without touching the file system, exactly as if the
+**     operating system had refused it (COLVEC_IOERR and a message). For
+**     COLVEC_OSOP_WRITE, setting n (the byte count, in and out) to a value
+**     in [0, n) while returning an errno writes that many bytes first: a
+**     short write followed by the error (disk full half-way). iArg is the
+**     file offset for READ and WRITE, the COLVEC_OPEN_* flags for OPEN.
+**   xAfter(pArg, eOp, zPath, zPath2, iArg, n) runs after a call that
+**     succeeded, so that a test can keep its own record of what reached the
+**     disk (for power loss: what was fsynced, and which entries of which
+**     folders).
+**
+** zPath2 is the destination of RENAME and NULL otherwise. Either callback
+** may be NULL. Calls may come from several threads (the hook serializes if
+** it must). colvecOsSetHook(NULL) removes the hook; the struct must stay
+** valid while installed.
+*/
+#define COLVEC_OSOP_OPEN 1     /* colvecOsOpen */
+#define COLVEC_OSOP_CLOSE 2    /* colvecOsClose */
+#define COLVEC_OSOP_READ 3     /* colvecOsRead */
+#define COLVEC_OSOP_WRITE 4    /* colvecOsWrite */
+#define COLVEC_OSOP_SYNC 5     /* colvecOsSync */
+#define COLVEC_OSOP_SIZE 6     /* colvecOsFileSize */
+#define COLVEC_OSOP_SYNCDIR 7  /* colvecOsSyncDir (and SyncParent) */
+#define COLVEC_OSOP_RENAME 8   /* colvecOsRename */
+#define COLVEC_OSOP_UNLINK 9   /* colvecOsUnlink (and in RemoveTree) */
+#define COLVEC_OSOP_MKDIR 10   /* colvecOsMkdir, colvecOsMkdirP */
+#define COLVEC_OSOP_RMDIR 11   /* colvecOsRmdir (and in RemoveTree) */
+#define COLVEC_OSOP_LISTDIR 12 /* colvecOsListDir */
+#define COLVEC_OSOP_MAP 13     /* colvecOsMapOpen */
+#define COLVEC_OSOP_COUNT 14   /* one more than the largest kind */
+
+typedef struct ColvecOsHook ColvecOsHook;
+
+/* Callbacks of a test hook; see above. */
+struct ColvecOsHook {
+  /* before a call: 0 to proceed, or an errno value to fail it */
+  int (*xBefore)(void *pArg, int eOp, const char *zPath, const char *zPath2,
+                 int64_t iArg, int64_t *pn);
+  /* after a call that succeeded */
+  void (*xAfter)(void *pArg, int eOp, const char *zPath, const char *zPath2,
+                 int64_t iArg, int64_t n);
+  void *pArg; /* passed to both callbacks */
+};
+
+void colvecOsSetHook(const ColvecOsHook *pHook);
+
 #endif /* COLVEC_OS_H */
