@@ -3,14 +3,17 @@
 # missing, builds with -Werror and runs every suite on every SQLite of the
 # matrix (tool/sqlite-matrix.sh: the system SQLite with `make check`, then
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
-# again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1.
+# again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
+# libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1.
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
-tool/install-deps.sh || exit 1
+extra=()
+[ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
+tool/install-deps.sh "${extra[@]}" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
 pass=0; fail=0; skip=0
@@ -57,6 +60,19 @@ fi
 autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }
 echo "== release build"
 run_suite build
+if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
+  # Short fuzzing runs (the regression inputs, then each libFuzzer target for
+  # COLVEC_FUZZ_SECONDS seconds); `make fuzz-smoke` alone runs them longer.
+  secs=${COLVEC_FUZZ_SECONDS:-20}
+  echo "== fuzz smoke ($secs s per target)"
+  if make -C build fuzz-smoke FUZZ_SECONDS="$secs" >build/fuzz-smoke.out 2>&1; then
+    grep -E '^(PASS|FAIL|fuzz-smoke)' build/fuzz-smoke.out
+    pass=$((pass + 1))
+  else
+    tail -30 build/fuzz-smoke.out
+    fail=$((fail + 1))
+  fi
+fi
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
   run_suite build-asan --enable-debug --enable-sanitizers
