@@ -589,7 +589,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
-      char *zPath = sqlite3_mprintf("%s/%s", pSegs->zDir, azName[i]);
+      char *zPath = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", pSegs->zDir, azName[i]);
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {

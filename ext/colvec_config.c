@@ -31,7 +31,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Names that user columns may not take (besides the table's own name). */
 static const char *const configReserved[] = {
@@ -50,9 +49,8 @@ const char *colvecMetricName(ColvecMetric eMetric) {
 
 /* Number of online processors (1 when unknown, at most 64). */
 static int configCpuCount(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1) return 1;
-  return n > COLVEC_HNSW_MAX_THREAD ? COLVEC_HNSW_MAX_THREAD : (int)n;
+  int n = colvecOsCpuCount();
+  return n > COLVEC_HNSW_MAX_THREAD ? COLVEC_HNSW_MAX_THREAD : n;
 }
 
 /* Frees a config and everything it owns (NULL allowed). */

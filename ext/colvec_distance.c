@@ -8,6 +8,7 @@
 ** compiler can pipeline them), int8 and bit sums exact in int64.
 */
 #include "colvec_distance.h"
+#include "colvec_os.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -181,7 +182,7 @@ static void distDotPairF32(const float *q, const float *v0, const float *v1,
 static void distPrefetchHead(const float *p, int n) {
   int i;
   for (i = 0; i < n && i < DIST_PREFETCH_LINES * 16; i += 16) {
-    __builtin_prefetch(p + i);
+    COLVEC_PREFETCH(p + i);
   }
 }
 
@@ -269,10 +270,11 @@ static const ColvecKernels *distChoose(void) {
 */
 const ColvecKernels *colvecKernelsBest(void) {
   static const ColvecKernels *pBest = 0;
-  const ColvecKernels *p = __atomic_load_n(&pBest, __ATOMIC_ACQUIRE);
+  const ColvecKernels *p =
+      (const ColvecKernels *)COLVEC_ATOMIC_ACQUIRE_PTR(&pBest);
   if (p == 0) {
     p = distChoose();
-    __atomic_store_n(&pBest, p, __ATOMIC_RELEASE);
+    COLVEC_ATOMIC_RELEASE_PTR(&pBest, p);
   }
   return p;
 }

@@ -14,6 +14,7 @@
 ** AVX2_I8_BLOCK elements, long before a lane could overflow.
 */
 #include "colvec_distance.h"
+#include "colvec_os.h"
 
 #if defined(__x86_64__)
 
@@ -111,10 +112,10 @@ AVX2_INLINE void avx2PairF32(int bL2, const float *q, const float *v0,
   for (; i + 32 <= n; i += 32) {
     __m256 x0 = _mm256_loadu_ps(q + i), x1 = _mm256_loadu_ps(q + i + 8);
     __m256 x2 = _mm256_loadu_ps(q + i + 16), x3 = _mm256_loadu_ps(q + i + 24);
-    __builtin_prefetch(pAhead0 + i);
-    __builtin_prefetch(pAhead0 + i + 16);
-    __builtin_prefetch(pAhead1 + i);
-    __builtin_prefetch(pAhead1 + i + 16);
+    COLVEC_PREFETCH(pAhead0 + i);
+    COLVEC_PREFETCH(pAhead0 + i + 16);
+    COLVEC_PREFETCH(pAhead1 + i);
+    COLVEC_PREFETCH(pAhead1 + i + 16);
     s0 = avx2Step(bL2, s0, x0, _mm256_loadu_ps(v0 + i));
     s1 = avx2Step(bL2, s1, x1, _mm256_loadu_ps(v0 + i + 8));
     s2 = avx2Step(bL2, s2, x2, _mm256_loadu_ps(v0 + i + 16));
@@ -126,8 +127,8 @@ AVX2_INLINE void avx2PairF32(int bL2, const float *q, const float *v0,
   }
   for (; i + 8 <= n; i += 8) {
     __m256 x = _mm256_loadu_ps(q + i);
-    __builtin_prefetch(pAhead0 + i);
-    __builtin_prefetch(pAhead1 + i);
+    COLVEC_PREFETCH(pAhead0 + i);
+    COLVEC_PREFETCH(pAhead1 + i);
     s0 = avx2Step(bL2, s0, x, _mm256_loadu_ps(v0 + i));
     t0 = avx2Step(bL2, t0, x, _mm256_loadu_ps(v1 + i));
   }
@@ -345,11 +346,8 @@ static const ColvecKernels avx2Kernels = {
 ** the OS, which must save the YMM state) lacks AVX2, FMA or POPCNT.
 */
 const ColvecKernels *colvecKernelsAvx2(void) {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("popcnt")) {
-    return &avx2Kernels;
-  }
+  const unsigned mNeed = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT;
+  if ((colvecOsCpuFeatures() & mNeed) == mNeed) return &avx2Kernels;
   return 0;
 }
 

@@ -16,6 +16,7 @@
 ** int64 every AVX512_I8_BLOCK elements.
 */
 #include "colvec_distance.h"
+#include "colvec_os.h"
 
 #if defined(__x86_64__)
 
@@ -111,14 +112,14 @@ AVX512_INLINE void avx512PairF32(int bL2, const float *q, const float *v0,
   for (; i + 64 <= n; i += 64) {
     __m512 x0 = _mm512_loadu_ps(q + i), x1 = _mm512_loadu_ps(q + i + 16);
     __m512 x2 = _mm512_loadu_ps(q + i + 32), x3 = _mm512_loadu_ps(q + i + 48);
-    __builtin_prefetch(pAhead0 + i);
-    __builtin_prefetch(pAhead0 + i + 16);
-    __builtin_prefetch(pAhead0 + i + 32);
-    __builtin_prefetch(pAhead0 + i + 48);
-    __builtin_prefetch(pAhead1 + i);
-    __builtin_prefetch(pAhead1 + i + 16);
-    __builtin_prefetch(pAhead1 + i + 32);
-    __builtin_prefetch(pAhead1 + i + 48);
+    COLVEC_PREFETCH(pAhead0 + i);
+    COLVEC_PREFETCH(pAhead0 + i + 16);
+    COLVEC_PREFETCH(pAhead0 + i + 32);
+    COLVEC_PREFETCH(pAhead0 + i + 48);
+    COLVEC_PREFETCH(pAhead1 + i);
+    COLVEC_PREFETCH(pAhead1 + i + 16);
+    COLVEC_PREFETCH(pAhead1 + i + 32);
+    COLVEC_PREFETCH(pAhead1 + i + 48);
     s0 = avx512Step(bL2, s0, x0, _mm512_loadu_ps(v0 + i));
     s1 = avx512Step(bL2, s1, x1, _mm512_loadu_ps(v0 + i + 16));
     s2 = avx512Step(bL2, s2, x2, _mm512_loadu_ps(v0 + i + 32));
@@ -130,8 +131,8 @@ AVX512_INLINE void avx512PairF32(int bL2, const float *q, const float *v0,
   }
   for (; i + 16 <= n; i += 16) {
     __m512 x = _mm512_loadu_ps(q + i);
-    __builtin_prefetch(pAhead0 + i);
-    __builtin_prefetch(pAhead1 + i);
+    COLVEC_PREFETCH(pAhead0 + i);
+    COLVEC_PREFETCH(pAhead1 + i);
     s0 = avx512Step(bL2, s0, x, _mm512_loadu_ps(v0 + i));
     t0 = avx512Step(bL2, t0, x, _mm512_loadu_ps(v1 + i));
   }
@@ -367,12 +368,7 @@ static const ColvecKernels avx512KernelsPopcnt = {
 ** AVX-512 F, BW or VL.
 */
 const ColvecKernels *colvecKernelsAvx512Base(void) {
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512f") ||
-      !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl")) {
-    return 0;
-  }
+  if ((colvecOsCpuFeatures() & COLVEC_CPU_AVX512) == 0) return 0;
   return &avx512Kernels;
 }
 
@@ -383,7 +379,7 @@ const ColvecKernels *colvecKernelsAvx512Base(void) {
 */
 const ColvecKernels *colvecKernelsAvx512(void) {
   if (colvecKernelsAvx512Base() == 0) return 0;
-  if (__builtin_cpu_supports("avx512vpopcntdq")) return &avx512KernelsPopcnt;
+  if (colvecOsCpuFeatures() & COLVEC_CPU_AVX512POP) return &avx512KernelsPopcnt;
   return &avx512Kernels;
 }
 

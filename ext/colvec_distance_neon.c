@@ -10,6 +10,7 @@
 ** so batch results are bit-identical to single ones.
 */
 #include "colvec_distance.h"
+#include "colvec_os.h"
 
 #if defined(__aarch64__)
 
@@ -81,8 +82,8 @@ static inline void neonPairF32(int bL2, const float *q, const float *v0,
   for (; i + 16 <= n; i += 16) {
     float32x4_t x0 = vld1q_f32(q + i), x1 = vld1q_f32(q + i + 4);
     float32x4_t x2 = vld1q_f32(q + i + 8), x3 = vld1q_f32(q + i + 12);
-    __builtin_prefetch(pAhead0 + i);
-    __builtin_prefetch(pAhead1 + i);
+    COLVEC_PREFETCH(pAhead0 + i);
+    COLVEC_PREFETCH(pAhead1 + i);
     s0 = neonStep(bL2, s0, x0, vld1q_f32(v0 + i));
     s1 = neonStep(bL2, s1, x1, vld1q_f32(v0 + i + 4));
     s2 = neonStep(bL2, s2, x2, vld1q_f32(v0 + i + 8));
@@ -241,7 +242,7 @@ static int64_t neonHamming(const uint8_t *a, const uint8_t *b, int nByte) {
     s += vaddlvq_u8(c);
   }
   for (; i < nByte; i++)
-    s += __builtin_popcount((unsigned)(a[i] ^ b[i]));
+    s += COLVEC_POPCOUNT32((unsigned)(a[i] ^ b[i]));
   return s;
 }
 

@@ -12,6 +12,7 @@
 ** bitmap is folded in, and the words are ANDed into the caller's bytes.
 */
 #include "colvec_filter.h"
+#include "colvec_os.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -644,7 +645,7 @@ int64_t colvecBitmapNext(const uint8_t *aBits, int64_t i, int64_t nRow) {
   while (i < nRow) {
     unsigned b = (unsigned)(aBits[i >> 3] >> (i & 7));
     if (b != 0) {
-      i += __builtin_ctz(b);
+      i += COLVEC_CTZ32(b);
       return i < nRow ? i : nRow;
     }
     i = (i | 7) + 1;

@@ -11,16 +11,13 @@
 ** reachable graph is exhausted).
 */
 #include "colvec_hnsw.h"
+#include "colvec_os.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define HNSW_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define HNSW_PREFETCH(p) ((void)(p))
-#endif
+#define HNSW_PREFETCH(p) COLVEC_PREFETCH(p)
 
 /* Distance of a node still ahead when the caller's xPrefetch is called. */
 #define HNSW_PREFETCH_AHEAD 4

@@ -23,27 +23,15 @@
 ** which worker computed it: nThread changes speed, not bytes.
 */
 #include "colvec_hnsw.h"
+#include "colvec_os.h"
 
 #include <math.h>
 #include <string.h>
 
-#if !defined(_WIN32) && !defined(COLVEC_OMIT_THREADS)
-#include <pthread.h>
-#define HNSW_HAVE_THREADS 1
-#else
-#define HNSW_HAVE_THREADS 0
-#endif
-
 /* The stop flag is read by worker threads while the calling thread sets
-** it: relaxed atomics where the compiler has them (a late read only costs
-** one more node). */
-#if defined(__GNUC__) || defined(__clang__)
-#define HNSW_FLAG_GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define HNSW_FLAG_SET(p) __atomic_store_n((p), 1, __ATOMIC_RELAXED)
-#else
-#define HNSW_FLAG_GET(p) (*(volatile int *)(p))
-#define HNSW_FLAG_SET(p) (*(volatile int *)(p) = 1)
-#endif
+** it: relaxed atomics (a late read only costs one more node). */
+#define HNSW_FLAG_GET(p) COLVEC_ATOMIC_GET_INT(p)
+#define HNSW_FLAG_SET(p) COLVEC_ATOMIC_SET_INT(p, 1)
 
 typedef struct HnswBuild HnswBuild;
 typedef struct HnswBuildQuery HnswBuildQuery;
@@ -300,46 +288,38 @@ static void hnswPhaseBackLinks(HnswWorker *pW) {
   }
 }
 
-#if HNSW_HAVE_THREADS
-/* pthread entry: runs the worker's phase. */
+/* Thread entry (colvecOsThreadStart): runs the worker's phase. */
 static void *hnswThreadMain(void *p) {
   HnswWorker *pW = (HnswWorker *)p;
   pW->xPhase(pW);
   return NULL;
 }
-#endif
 
 /*
 ** Runs xPhase on every worker — on its own thread for workers 1..n-1, on
 ** the calling thread for worker 0 — and waits for all of them. A thread
-** that cannot be started runs its share on the calling thread instead (the
-** result is the same). Returns the first worker error, or COLVEC_OK.
+** that cannot be started (or a build without threads) runs its share on
+** the calling thread instead (the result is the same). Returns the first
+** worker error, or COLVEC_OK.
 */
 static int hnswRunPhase(HnswBuild *pB, void (*xPhase)(HnswWorker *)) {
   int i, rc = COLVEC_OK;
-#if HNSW_HAVE_THREADS
-  pthread_t aThread[COLVEC_HNSW_MAX_THREAD];
-  int abStarted[COLVEC_HNSW_MAX_THREAD];
-#endif
+  ColvecThread *apThread[COLVEC_HNSW_MAX_THREAD];
   for (i = 0; i < pB->nWorker; i++) {
     pB->aWorker[i].rc = COLVEC_OK;
     pB->aWorker[i].bMain = i == 0;
     pB->aWorker[i].xPhase = xPhase;
+    apThread[i] = NULL;
   }
-#if HNSW_HAVE_THREADS
   for (i = 1; i < pB->nWorker; i++) {
-    abStarted[i] =
-        pthread_create(&aThread[i], NULL, hnswThreadMain, &pB->aWorker[i]) == 0;
+    colvecOsThreadStart(&apThread[i], hnswThreadMain, &pB->aWorker[i]);
   }
-#endif
   xPhase(&pB->aWorker[0]);
   for (i = 1; i < pB->nWorker; i++) {
-#if HNSW_HAVE_THREADS
-    if (abStarted[i]) {
-      pthread_join(aThread[i], NULL);
+    if (apThread[i]) {
+      colvecOsThreadJoin(apThread[i]);
       continue;
     }
-#endif
     pB->aWorker[i].bMain = 1; /* not started: runs here */
     xPhase(&pB->aWorker[i]);
   }

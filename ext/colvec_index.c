@@ -9,8 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 
 /* An opened index of one vector column of one segment. */
 struct ColvecSegIndex {
@@ -24,30 +22,6 @@ struct ColvecSegIndex {
   int bWarm;               /* last rescoring found the vectors resident */
 };
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22 /* Linux 5.14: fault pages in, read-only */
-#endif
-
-/*
-** Maps in the pages of n bytes at a (a section of a read-only mapping): the
-** codes and the graph are the working set of every search, so they are
-** faulted in once when the index is opened rather than one page fault at a
-** time during searches. Kernels without MADV_POPULATE_READ get
-** MADV_WILLNEED (read-ahead only). Errors are ignored: this is a hint.
-*/
-static void indexPopulate(const void *a, int64_t n) {
-#if defined(__linux__)
-  uintptr_t iStart = (uintptr_t)a & ~(uintptr_t)4095;
-  size_t nLen = (size_t)((uintptr_t)a + (uintptr_t)n - iStart);
-  if (n <= 0) return;
-  if (madvise((void *)iStart, nLen, MADV_POPULATE_READ) != 0) {
-    madvise((void *)iStart, nLen, MADV_WILLNEED);
-  }
-#else
-  (void)a;
-  (void)n;
-#endif
-}
 
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
@@ -114,7 +88,7 @@ static void indexBuildPrefetch(void *pCtx, uint32_t iNode) {
   const uint8_t *a = p->aVec + (size_t)iNode * p->nByte;
   int i;
   for (i = 0; i < p->nByte; i += 64)
-    __builtin_prefetch(a + i);
+    COLVEC_PREFETCH(a + i);
 }
 
 /* Appends one section of n bytes. */
@@ -256,7 +230,9 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
         rc = COLVEC_CORRUPT_VTAB;
       } else if (p->pCodeOwned == NULL) {
-        indexPopulate(p->aCode, n);
+        /* the codes and the graph are the working set of every search:
+        ** fault them in once now rather than a page at a time later */
+        colvecOsAdvise(p->aCode, n, COLVEC_ADVICE_POPULATE);
       }
     }
   } else if (*pzErr) {
@@ -264,7 +240,9 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   }
   if (rc == SQLITE_OK) {
     a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
-    if (a && p->pGraphOwned == NULL) indexPopulate(a, n);
+    if (a && p->pGraphOwned == NULL) {
+      colvecOsAdvise(a, n, COLVEC_ADVICE_POPULATE);
+    }
     if (a) {
       int rcG = colvecHnswOpen(a, (size_t)n, COLVEC_HNSW_OPEN_LAZY, &p->pGraph);
       if (rcG == COLVEC_NOMEM) {
@@ -368,8 +346,8 @@ static void indexPrefetch(void *pCtx, uint32_t iNode) {
   }
   /* the first lines (the hardware prefetcher follows on) and the last one,
   ** where a code keeps its correction factors */
-  for (i = 0; i < n && i < 4 * 64; i += 64) __builtin_prefetch(a + i);
-  __builtin_prefetch(a + n - 1);
+  for (i = 0; i < n && i < 4 * 64; i += 64) COLVEC_PREFETCH(a + i);
+  COLVEC_PREFETCH(a + n - 1);
 }
 
 /* Filter: only rows set in the bitmap may be returned. */
@@ -417,12 +395,6 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
   return SQLITE_OK;
 }
 
-/* Microseconds on the monotonic clock. */
-static double indexMicros(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
 
 /* Rescoring slower than this per vector means pages came from disk. */
 #define INDEX_COLD_MICROS 20.0
@@ -466,8 +438,8 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
   }
   for (i = 0; i < nOut; i++) {
     if (i + 4 < nOut) {
-      __builtin_prefetch(s->apVec[i + 4]);
-      __builtin_prefetch((const uint8_t *)s->apVec[i + 4] + 64);
+      COLVEC_PREFETCH(s->apVec[i + 4]);
+      COLVEC_PREFETCH((const uint8_t *)s->apVec[i + 4] + 64);
     }
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
@@ -521,17 +493,15 @@ static int indexRescore(ColvecSegHandle *h, ColvecSegIndex *pIdx,
     }
     if (bHint) {
       for (i = 0; i < nOut; i++) {
-        uintptr_t a = (uintptr_t)s->apVec[i] & ~(uintptr_t)4095;
-        uintptr_t b = (uintptr_t)s->apVec[i] + (uintptr_t)pCol->nByte;
-        madvise((void *)a, b - a, MADV_WILLNEED);
+        colvecOsAdvise(s->apVec[i], pCol->nByte, COLVEC_ADVICE_WILLNEED);
       }
     }
     /* only the reads are timed: the hints' own system calls would make a
     ** resident batch look cold and keep the hints on for ever */
-    tStart = indexMicros();
+    tStart = colvecOsMicros();
     indexRescoreMapped(h, s, q, pCol, nOut, pTopk);
     if (nOut > 0 && ePrefault == COLVEC_PREFAULT_NONE) {
-      double rPer = (indexMicros() - tStart) / nOut;
+      double rPer = (colvecOsMicros() - tStart) / nOut;
       if (bHint && rPer < INDEX_WARM_MICROS) pIdx->bWarm = 1;
       if (!bHint && rPer > INDEX_COLD_MICROS) pIdx->bWarm = 0;
     }

@@ -20,7 +20,15 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
+
+#if !defined(COLVEC_OMIT_THREADS)
+#include <pthread.h>
+#define OS_HAVE_THREADS 1
+#else
+#define OS_HAVE_THREADS 0
+#endif
 
 /* Permissions of created files and folders, before the umask. */
 #define OS_FILE_MODE 0644
@@ -641,8 +649,11 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
 ** Read-only mappings.
 */
 
-/* The system page size, looked up once (a benign race: same value). */
-static int64_t osPageSize(void) {
+/*
+** The system page size (4 KB on x86-64; 4, 16 or 64 KB on aarch64 kernels),
+** looked up once (a benign race: every thread stores the same value).
+*/
+int64_t colvecOsPageSize(void) {
   static int64_t nPage = 0;
   if (nPage == 0) {
     long n = sysconf(_SC_PAGESIZE);
@@ -718,7 +729,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
 */
 int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr) {
-  int64_t nPage = osPageSize(), iStart, iEnd;
+  int64_t nPage = colvecOsPageSize(), iStart, iEnd;
   int adv;
   if (n <= 0 || pMap->n == 0) return COLVEC_OK;
   if (iOff < 0 || iOff >= pMap->n) {
@@ -760,3 +771,203 @@ void colvecOsMapClose(ColvecMap *pMap) {
   if (pMap->a) munmap((void *)pMap->a, (size_t)pMap->n);
   colvecFree(pMap);
 }
+
+/*************************************************************************
+** Platform services.
+*/
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14: fault pages in, read-only */
+#endif
+
+/* Returns the last component of zPath (after the last separator). */
+const char *colvecOsBaseName(const char *zPath) {
+  const char *z = strrchr(zPath, '/');
+  return z ? z + 1 : zPath;
+}
+
+/* Microseconds on a monotonic clock (never goes back; origin unspecified). */
+double colvecOsMicros(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Number of online processors (at least 1). */
+int colvecOsCpuCount(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
+}
+
+/*
+** Creates a private folder (mode 0700) for the segments of a database that
+** has no file: under $TMPDIR, else /tmp. On success *pzDir is its path,
+** from colvecMalloc (the caller frees it with colvecFree). On error *pzDir
+** is NULL and COLVEC_IOERR or COLVEC_NOMEM is returned.
+*/
+int colvecOsTempDir(char **pzDir, ColvecErr *pErr) {
+  const char *zTmp = getenv("TMPDIR");
+  const char *zBase = zTmp && zTmp[0] ? zTmp : "/tmp";
+  size_t n = strlen(zBase) + sizeof("/colvec-XXXXXX");
+  char *zDir = (char *)colvecMalloc((int64_t)n);
+  *pzDir = NULL;
+  if (zDir == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory creating a temporary folder");
+    return COLVEC_NOMEM;
+  }
+  snprintf(zDir, n, "%s/colvec-XXXXXX", zBase);
+  {
+    int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
+    if (iFault || mkdtemp(zDir) == NULL) {
+      int rc;
+      if (iFault) errno = iFault;
+      rc = osIoErr(pErr, "create a temporary folder in", zBase);
+      colvecFree(zDir);
+      return rc;
+    }
+  }
+  osAfter(COLVEC_OSOP_MKDIR, zDir, NULL, 0, 0);
+  *pzDir = zDir;
+  return COLVEC_OK;
+}
+
+/* Advice on any range of a mapping; see colvec_os.h. */
+void colvecOsAdvise(const void *p, int64_t n, int eAdvice) {
+  uintptr_t nPage = (uintptr_t)colvecOsPageSize();
+  uintptr_t iStart = (uintptr_t)p & ~(nPage - 1);
+  size_t nLen;
+  if (n <= 0) return;
+  nLen = (size_t)((uintptr_t)p + (uintptr_t)n - iStart);
+  switch (eAdvice) {
+  case COLVEC_ADVICE_POPULATE:
+#if defined(__linux__)
+    if (madvise((void *)iStart, nLen, MADV_POPULATE_READ) == 0) break;
+#endif
+    (void)madvise((void *)iStart, nLen, MADV_WILLNEED);
+    break;
+  case COLVEC_ADVICE_WILLNEED:
+    (void)madvise((void *)iStart, nLen, MADV_WILLNEED);
+    break;
+  case COLVEC_ADVICE_RANDOM:
+    (void)madvise((void *)iStart, nLen, MADV_RANDOM);
+    break;
+  case COLVEC_ADVICE_SEQUENTIAL:
+    (void)madvise((void *)iStart, nLen, MADV_SEQUENTIAL);
+    break;
+  default:
+    (void)madvise((void *)iStart, nLen, MADV_NORMAL);
+    break;
+  }
+}
+
+/* Probes the CPU once; see colvecOsCpuFeatures(). */
+static unsigned osCpuProbe(void) {
+  unsigned m = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) m |= COLVEC_CPU_AVX2;
+  if (__builtin_cpu_supports("fma")) m |= COLVEC_CPU_FMA;
+  if (__builtin_cpu_supports("popcnt")) m |= COLVEC_CPU_POPCNT;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    m |= COLVEC_CPU_AVX512;
+    if (__builtin_cpu_supports("avx512vpopcntdq")) m |= COLVEC_CPU_AVX512POP;
+  }
+#elif defined(__aarch64__)
+  m |= COLVEC_CPU_NEON; /* Advanced SIMD is mandatory on AArch64 */
+#endif
+  return m;
+}
+
+/*
+** Returns the COLVEC_CPU_* bits of the running CPU. Probed on the first
+** call and cached; concurrent first calls compute the same value.
+*/
+unsigned colvecOsCpuFeatures(void) {
+  static int mCache = 0; /* the bits | 0x4000: probed; 0: not yet */
+  int m = COLVEC_ATOMIC_GET_INT(&mCache);
+  if (m == 0) {
+    m = (int)osCpuProbe() | 0x4000;
+    COLVEC_ATOMIC_SET_INT(&mCache, m);
+  }
+  return (unsigned)m & 0x3fffu;
+}
+
+/* A started thread (colvecOsThreadStart). */
+struct ColvecThread {
+#if OS_HAVE_THREADS
+  pthread_t tid; /* the POSIX thread */
+#else
+  int iUnused; /* no threads in this build */
+#endif
+};
+
+/* Non-zero when this build can start threads. */
+int colvecOsHaveThreads(void) { return OS_HAVE_THREADS; }
+
+/*
+** Starts a thread running xMain(pArg). On success *ppThread is joined and
+** freed by colvecOsThreadJoin(). Returns COLVEC_ERROR (and *ppThread NULL)
+** when no thread could be started, COLVEC_NOMEM on OOM: the caller then
+** runs the work itself.
+*/
+int colvecOsThreadStart(ColvecThread **ppThread, void *(*xMain)(void *),
+                        void *pArg) {
+  *ppThread = NULL;
+#if OS_HAVE_THREADS
+  {
+    ColvecThread *p = (ColvecThread *)colvecMalloc(sizeof(ColvecThread));
+    if (p == NULL) return COLVEC_NOMEM;
+    if (pthread_create(&p->tid, NULL, xMain, pArg) != 0) {
+      colvecFree(p);
+      return COLVEC_ERROR;
+    }
+    *ppThread = p;
+    return COLVEC_OK;
+  }
+#else
+  (void)xMain;
+  (void)pArg;
+  return COLVEC_ERROR;
+#endif
+}
+
+/* Waits for pThread to end and frees it (NULL is a no-op). */
+void colvecOsThreadJoin(ColvecThread *pThread) {
+  if (pThread == NULL) return;
+#if OS_HAVE_THREADS
+  pthread_join(pThread->tid, NULL);
+#endif
+  colvecFree(pThread);
+}
+
+#if !defined(__GNUC__) && !defined(__clang__)
+/* Number of set bits in x (portable twin of __builtin_popcountll). */
+int colvecOsPopcount64(uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Index of the lowest set bit of x, which is not 0. */
+int colvecOsCtz32(uint32_t x) {
+  int n = 0;
+  while ((x & 1) == 0) {
+    x >>= 1;
+    n++;
+  }
+  return n;
+}
+
+/* x with its bytes in reverse order. */
+uint64_t colvecOsBswap64(uint64_t x) {
+  uint64_t r = 0;
+  int i;
+  for (i = 0; i < 8; i++) {
+    r = (r << 8) | (x & 0xff);
+    x >>= 8;
+  }
+  return r;
+}
+#endif

@@ -143,6 +143,90 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
 void colvecOsMapClose(ColvecMap *pMap);
 
 /*************************************************************************
+** Platform services: everything else colvec asks of the system. The rest
+** of the code calls these (or the macros below) and never a system header
+** of its own, so a port (Windows, a no-threads build, a new CPU) changes
+** this file and colvec_os.c only.
+*/
+
+/* Path separator and the format piece that joins a folder and a name:
+** sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zDir, zName). */
+#if defined(_WIN32)
+#define COLVEC_OS_SEP "\\"
+#else
+#define COLVEC_OS_SEP "/"
+#endif
+
+const char *colvecOsBaseName(const char *zPath);
+int64_t colvecOsPageSize(void);
+double colvecOsMicros(void);
+int colvecOsCpuCount(void);
+int colvecOsTempDir(char **pzDir, ColvecErr *pErr);
+
+/* Memory advice on any range of a read-only mapping, widened to whole pages
+** (COLVEC_ADVICE_* above, or COLVEC_ADVICE_POPULATE: fault the pages in now,
+** read-only, where the system can, else WILLNEED). A hint: never fails. */
+#define COLVEC_ADVICE_POPULATE 4
+void colvecOsAdvise(const void *p, int64_t n, int eAdvice);
+
+/* CPU features, probed once (colvecOsCpuFeatures()). A bit is set only
+** when the CPU has the instructions and the OS saves their registers. */
+#define COLVEC_CPU_AVX2 0x01      /* AVX2 (x86-64) */
+#define COLVEC_CPU_FMA 0x02       /* FMA3 */
+#define COLVEC_CPU_POPCNT 0x04    /* POPCNT */
+#define COLVEC_CPU_AVX512 0x08    /* AVX-512 F, BW and VL */
+#define COLVEC_CPU_AVX512POP 0x10 /* AVX512_VPOPCNTDQ */
+#define COLVEC_CPU_NEON 0x20      /* Advanced SIMD (aarch64) */
+unsigned colvecOsCpuFeatures(void);
+
+/*
+** Threads: a started thread runs xMain(pArg) until colvecOsThreadJoin().
+** Built with COLVEC_OMIT_THREADS (or where the platform has none),
+** colvecOsThreadStart() returns COLVEC_ERROR and callers run the work
+** themselves (colvecOsHaveThreads() says which, at compile time).
+*/
+typedef struct ColvecThread ColvecThread;
+int colvecOsHaveThreads(void);
+int colvecOsThreadStart(ColvecThread **ppThread, void *(*xMain)(void *),
+                        void *pArg);
+void colvecOsThreadJoin(ColvecThread *pThread);
+
+/*
+** Compiler services behind macros: prefetch for reading, bit counts, byte
+** swap, relaxed atomics on an int and acquire/release ones on a pointer. With
+** GCC and clang they are builtins; elsewhere portable C (slower, correct).
+*/
+#if defined(__GNUC__) || defined(__clang__)
+#define COLVEC_PREFETCH(p) __builtin_prefetch(p)
+#define COLVEC_POPCOUNT32(x) __builtin_popcount(x)
+#define COLVEC_POPCOUNT64(x) __builtin_popcountll(x)
+#define COLVEC_CTZ32(x) __builtin_ctz(x)
+#define COLVEC_BSWAP64(x) __builtin_bswap64(x)
+#define COLVEC_ATOMIC_GET_INT(p) __atomic_load_n((int *)(p), __ATOMIC_RELAXED)
+#define COLVEC_ATOMIC_SET_INT(p, v)                                            \
+  __atomic_store_n((int *)(p), (v), __ATOMIC_RELAXED)
+#define COLVEC_ATOMIC_ACQUIRE_PTR(pp)                                          \
+  __atomic_load_n((void **)(pp), __ATOMIC_ACQUIRE)
+#define COLVEC_ATOMIC_RELEASE_PTR(pp, v)                                       \
+  __atomic_store_n((void **)(pp), (void *)(v), __ATOMIC_RELEASE)
+#else
+#define COLVEC_PREFETCH(p) ((void)(p))
+#define COLVEC_POPCOUNT32(x) colvecOsPopcount64((uint64_t)(uint32_t)(x))
+#define COLVEC_POPCOUNT64(x) colvecOsPopcount64((uint64_t)(x))
+#define COLVEC_CTZ32(x) colvecOsCtz32((uint32_t)(x))
+#define COLVEC_BSWAP64(x) colvecOsBswap64((uint64_t)(x))
+/* volatile accesses: acquire/release on x86 and under MSVC's default
+** /volatile:ms; a port to a weaker model adds its own intrinsics here */
+#define COLVEC_ATOMIC_GET_INT(p) (*(volatile int *)(p))
+#define COLVEC_ATOMIC_SET_INT(p, v) (*(volatile int *)(p) = (v))
+#define COLVEC_ATOMIC_ACQUIRE_PTR(pp) (*(void *volatile *)(pp))
+#define COLVEC_ATOMIC_RELEASE_PTR(pp, v) (*(void *volatile *)(pp) = (void *)(v))
+int colvecOsPopcount64(uint64_t x);
+int colvecOsCtz32(uint32_t x);
+uint64_t colvecOsBswap64(uint64_t x);
+#endif
+
+/*************************************************************************
 ** Test hook: I/O fault injection and power-loss simulation.
 **
 ** A test installs a ColvecOsHook with colvecOsSetHook(); production code

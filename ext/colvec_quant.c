@@ -4,6 +4,7 @@
 ** helpers shared by colvec_quant_int.c and colvec_quant_bit.c.
 ** See colvec_quant.h for the design and the on-disk layout.
 */
+#include "colvec_os.h"
 #include "colvec_quant.h"
 #include "colvec_distance.h"
 
@@ -71,13 +72,8 @@ void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
 
 /* Returns non-zero when the running CPU can execute the AVX2 kernels. */
 static int quantCpuHasAvx2(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("popcnt");
-#else
-  return 0;
-#endif
+  const unsigned mNeed = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT;
+  return (colvecOsCpuFeatures() & mNeed) == mNeed;
 }
 
 /*
@@ -86,15 +82,8 @@ static int quantCpuHasAvx2(void) {
 ** the int8 kernel needs F/BW/VL).
 */
 static int quantCpuHasAvx512Popcnt(void) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") &&
-         __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512vpopcntdq");
-#else
-  return 0;
-#endif
+  const unsigned mNeed = COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP;
+  return (colvecOsCpuFeatures() & mNeed) == mNeed;
 }
 
 /*
@@ -439,8 +428,8 @@ float colvecQuantDistance(const ColvecQuantQuery *pQuery,
 static void quantPrefetchCode(const uint8_t *p, int nByte) {
   int iLine;
   for (iLine = 0; iLine < nByte; iLine += 64)
-    __builtin_prefetch(p + iLine);
-  __builtin_prefetch(p + nByte - 1);
+    COLVEC_PREFETCH(p + iLine);
+  COLVEC_PREFETCH(p + nByte - 1);
 }
 
 /*

@@ -23,6 +23,7 @@
 ** bitCountScalar or its twins bitCountAvx2 and bitCountAvx512 (identical
 ** integers).
 */
+#include "colvec_os.h"
 #include "colvec_quant.h"
 
 #include <math.h>
@@ -140,7 +141,7 @@ static uint64_t bitLoad64(const uint8_t *p) {
   uint64_t u;
   memcpy(&u, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  u = __builtin_bswap64(u);
+  u = COLVEC_BSWAP64(u);
 #endif
   return u;
 }
@@ -345,9 +346,9 @@ bitCountBody(const uint8_t *pBits, const uint64_t *aPlane, int iFirst,
   int w, j;
   for (w = iFirst; w < nWord; w++) {
     uint64_t b = bitLoad64(pBits + 8 * w);
-    nOne += (uint64_t)__builtin_popcountll(b);
+    nOne += (uint64_t)COLVEC_POPCOUNT64(b);
     for (j = 0; j < BIT_QUERY_BITS; j++) {
-      nSum += (uint64_t)__builtin_popcountll(b & aPlane[j * nWord + w]) << j;
+      nSum += (uint64_t)COLVEC_POPCOUNT64(b & aPlane[j * nWord + w]) << j;
     }
   }
   *pnOne += nOne;

@@ -12,7 +12,7 @@
 
 /* Path of segment iSegid in folder zDir, with suffix zSuffix. */
 char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
-  return sqlite3_mprintf("%s/%06lld.seg%s", zDir, (long long)iSegid, zSuffix);
+  return sqlite3_mprintf("%s" COLVEC_OS_SEP "%06lld.seg%s", zDir, (long long)iSegid, zSuffix);
 }
 
 /* Frees one handle and closes its file (its last reference is gone). */
@@ -46,7 +46,7 @@ void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
 
 /* Path of a table's segment folder; see colvecInt.h. */
 char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
-  return sqlite3_mprintf("%s-colvec/%s", zFile, zFolder);
+  return sqlite3_mprintf("%s-colvec" COLVEC_OS_SEP "%s", zFile, zFolder);
 }
 
 /* Returns non-zero when c is a letter, a digit, '_' or '-'. */
@@ -99,7 +99,7 @@ void colvecSegFolderRemove(const char *zDir) {
   for (i = 0; i < nName; i++) {
     char *zPath;
     if (!segIsSegmentName(azName[i])) continue;
-    zPath = sqlite3_mprintf("%s/%s", zDir, azName[i]);
+    zPath = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zDir, azName[i]);
     if (zPath == NULL) break;
     if (colvecOsKind(zPath) != COLVEC_OS_DIR) colvecOsUnlink(zPath, NULL);
     sqlite3_free(zPath);
@@ -220,7 +220,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
         bNamed = strcmp(list.azFolder[j], azName[i]) == 0;
       }
       if (!bNamed) {
-        char *zDir = sqlite3_mprintf("%s/%s", zRoot, azName[i]);
+        char *zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zRoot, azName[i]);
         if (zDir) colvecSegFolderRemove(zDir);
         sqlite3_free(zDir);
       }
@@ -257,7 +257,7 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
       break;
     }
     if (!bFile) break; /* no folder is made: the table uses a private one */
-    zDir = sqlite3_mprintf("%s/%s", zRoot, *pzFolder);
+    zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zRoot, *pzFolder);
     if (zDir == NULL) {
       rc = SQLITE_NOMEM;
       break;
@@ -296,19 +296,24 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   p->pConfig = pConfig;
   if (zFile == NULL || zFile[0] == 0) {
     /* no file: a private temporary folder */
-    const char *zTmp = getenv("TMPDIR");
-    char *zTemplate = sqlite3_mprintf("%s/colvec-XXXXXX",
-                                      zTmp && zTmp[0] ? zTmp : "/tmp");
-    if (zTemplate == NULL) {
+    char *zTemp = NULL;
+    ColvecErr err;
+    colvecErrClear(&err);
+    rc = colvecOsTempDir(&zTemp, &err);
+    if (rc == COLVEC_OK) {
+      p->zDir = sqlite3_mprintf("%s", zTemp);
+      if (p->zDir == NULL) {
+        colvecOsRmdir(zTemp, NULL);
+        rc = SQLITE_NOMEM;
+      } else {
+        p->bTempDir = 1;
+      }
+      colvecFree(zTemp);
+    } else if (rc == COLVEC_NOMEM) {
       rc = SQLITE_NOMEM;
-    } else if (mkdtemp(zTemplate) == NULL) {
-      *pzErr = sqlite3_mprintf("colvec: cannot create a temporary folder %s",
-                               zTemplate);
-      sqlite3_free(zTemplate);
-      rc = SQLITE_CANTOPEN;
     } else {
-      p->zDir = zTemplate;
-      p->bTempDir = 1;
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_CANTOPEN;
     }
   } else {
     /* zFolder was validated (colvecStorageFolder) or just made
@@ -366,7 +371,7 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
                       char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
-  const char *zBase = zFile ? strrchr(zFile, '/') : NULL;
+  const char *zBase = zFile ? colvecOsBaseName(zFile) : "";
   sqlite3_stmt *pStmt = NULL;
   sqlite3_int64 iNext = 0;
   char **azName = NULL;
@@ -406,7 +411,7 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
         "colvec: segment files of table %s are missing: the database was "
         "copied without its '%s-colvec' folder (copy the folder with the "
         "database, see README 'Files')",
-        pC->zName, zBase ? zBase + 1 : (zFile ? zFile : ""));
+        pC->zName, zBase);
     return COLVEC_CORRUPT_VTAB;
   }
   *pzErr = sqlite3_mprintf("colvec: segment file %s of table %s is missing",

@@ -17,7 +17,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 /* Indexes of the cached statements in ColvecStorage.apStmt. */
 #define STORAGE_INSERT 0         /* INSERT INTO T_delta */
@@ -795,11 +794,7 @@ int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr) 
 */
 
 /* Milliseconds on the monotonic clock. */
-static double tickMillis(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+static double tickMillis(void) { return colvecOsMicros() * 1e-3; }
 
 /* Prepares a tick; see colvecInt.h. */
 void colvecTickInit(ColvecTick *p, sqlite3 *db) {

@@ -135,11 +135,11 @@ static int vtabCheckFolderShared(sqlite3 *db, const ColvecConfig *pC,
 static void vtabDropFiles(ColvecVtab *pTab) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecFolderList list;
-  const char *zFolder = strrchr(pTab->pSegs->zDir, '/');
+  const char *zFolder = colvecOsBaseName(pTab->pSegs->zDir);
   if (colvecSegFolderList(pTab->db, pC->zDb, pC->zName, &list) == SQLITE_OK) {
     int i, bShared = 0;
-    for (i = 0; i < list.n && zFolder; i++) {
-      bShared |= strcmp(list.azFolder[i], zFolder + 1) == 0;
+    for (i = 0; i < list.n; i++) {
+      bShared |= strcmp(list.azFolder[i], zFolder) == 0;
     }
     if (!bShared) colvecSegFolderRemove(pTab->pSegs->zDir);
     colvecSegFolderListFree(&list);
