@@ -246,6 +246,17 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 typedef struct ColvecSegIndex ColvecSegIndex;
 
 /* One open, live segment. */
+/*
+** A per-column cache that a reader of the segment (the index) hangs on the
+** handle: opaque here, freed with the handle through its own destructor,
+** so the segment code never calls up into the code that made it.
+*/
+typedef struct ColvecSegSlot ColvecSegSlot;
+struct ColvecSegSlot {
+  void *p;                /* the cached object, or NULL */
+  void (*xFree)(void *);  /* frees p (called once, at handle close) */
+};
+
 typedef struct ColvecSegHandle ColvecSegHandle;
 struct ColvecSegHandle {
   int64_t iSegid;          /* id in T_manifest (file NNNNNN.seg) */
@@ -261,7 +272,7 @@ struct ColvecSegHandle {
   int64_t nTomb;           /* entries in aTomb */
   int64_t nTombAlloc;      /* allocated entries of aTomb */
   int nRef;                /* holders: the live set and open cursors */
-  ColvecSegIndex **apIndex; /* per user column: opened index, or NULL */
+  ColvecSegSlot *aSlot;    /* per user column: a reader's cache, or NULL */
 };
 
 /* The segments of one table as this connection sees them. */
@@ -535,9 +546,6 @@ struct ColvecIndexScratch {
 
 /* Frees the scratch's buffers (the struct itself is the caller's). */
 void colvecIndexScratchFree(ColvecIndexScratch *p);
-
-/* Frees an opened index (NULL allowed). */
-void colvecIndexFree(ColvecSegIndex *p);
 
 /*
 ** Writes the index sections of vector column iCol for nRow vectors held

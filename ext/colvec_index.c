@@ -32,8 +32,9 @@ struct ColvecSegIndex {
 /* Smallest beam width of a search. */
 #define INDEX_MIN_EF 64
 
-/* Frees an opened index. */
-void colvecIndexFree(ColvecSegIndex *p) {
+/* Frees an opened index (NULL allowed); the destructor of its slot. */
+static void indexFree(void *pArg) {
+  ColvecSegIndex *p = (ColvecSegIndex *)pArg;
   if (p) {
     colvecQuantFree(p->pQuant);
     colvecHnswFree(p->pGraph);
@@ -200,13 +201,14 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   const uint8_t *a;
   int64_t n = 0;
   int rc = SQLITE_OK;
-  if (h->apIndex == NULL) {
-    h->apIndex = sqlite3_malloc64(sizeof(ColvecSegIndex *) * (sqlite3_uint64)pC->nCol);
-    if (h->apIndex == NULL) return SQLITE_NOMEM;
-    memset(h->apIndex, 0, sizeof(ColvecSegIndex *) * (size_t)pC->nCol);
+  if (h->aSlot == NULL) {
+    size_t nSlot = sizeof(ColvecSegSlot) * (size_t)pC->nCol;
+    h->aSlot = sqlite3_malloc64(nSlot);
+    if (h->aSlot == NULL) return SQLITE_NOMEM;
+    memset(h->aSlot, 0, nSlot);
   }
-  if (h->apIndex[iCol]) {
-    *pp = h->apIndex[iCol];
+  if (h->aSlot[iCol].p) {
+    *pp = (ColvecSegIndex *)h->aSlot[iCol].p;
     return SQLITE_OK;
   }
   p = sqlite3_malloc(sizeof(ColvecSegIndex));
@@ -256,7 +258,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     }
   }
   if (rc == SQLITE_NOMEM) {
-    colvecIndexFree(p);
+    indexFree(p);
     return SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK) {
@@ -265,10 +267,11 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
           "colvec: segment %lld of table %s has a damaged index for %s",
           (long long)h->iSegid, pC->zName, pCol->zName);
     }
-    colvecIndexFree(p);
+    indexFree(p);
     return rc == SQLITE_IOERR ? rc : COLVEC_CORRUPT_VTAB;
   }
-  h->apIndex[iCol] = p;
+  h->aSlot[iCol].p = p;
+  h->aSlot[iCol].xFree = indexFree;
   *pp = p;
   return SQLITE_OK;
 }

@@ -27,10 +27,12 @@ static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
     sqlite3_free(h->abView);
     sqlite3_free(h->aRowidOwned);
     sqlite3_free(h->aTomb);
-    if (h->apIndex) {
-      for (i = 0; i < pC->nCol; i++) colvecIndexFree(h->apIndex[i]);
+    if (h->aSlot) {
+      for (i = 0; i < pC->nCol; i++) {
+        if (h->aSlot[i].p) h->aSlot[i].xFree(h->aSlot[i].p);
+      }
     }
-    sqlite3_free(h->apIndex);
+    sqlite3_free(h->aSlot);
     colvecSegClose(h->pSeg);
     sqlite3_free(h);
   }
