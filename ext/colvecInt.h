@@ -434,9 +434,10 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
 const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
                             int iCol, int64_t iRow, void *pBuf, char **pzErr);
 
-/* Base address of vector column iCol in a mapped segment, or NULL
-** (access=file or missing section). */
-const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, int iCol);
+/* Base address of vector column iCol (described by pCol) in a mapped
+** segment, or NULL (access=file, or no section of the right size). */
+const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, const ColvecColumn *pCol,
+                                   int iCol);
 
 /*
 ** Sets the SQL result to column iCol of row iRow of segment h. Returns
@@ -804,15 +805,6 @@ struct ColvecKnnQuery {
 int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    const ColvecPlan *pPlan, sqlite3_value **argv,
                    ColvecTopk *pTopk, char **pzErr);
-
-/*
-** Offers to pTopk every live row of segment h that passes the filters
-** (bitmap aBits) with its exact distance to q. Returns SQLITE_OK or an
-** error with *pzErr set.
-*/
-int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
-                          const ColvecKnnQuery *q, const uint8_t *aBits,
-                          ColvecTopk *pTopk, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_write.c (the write path)

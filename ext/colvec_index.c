@@ -214,7 +214,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   p = sqlite3_malloc(sizeof(ColvecSegIndex));
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->aVecBase = colvecSegVectorBase(h, iCol);
+  p->aVecBase = colvecSegVectorBase(h, pCol, iCol);
   a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
   if (a) {
     void *pTmp = p->pCodeOwned;
@@ -513,6 +513,54 @@ static int indexRescore(ColvecSegHandle *h, ColvecSegIndex *pIdx,
   return indexExactEach(h, s, q, pCol, nOut, pTopk, pzErr);
 }
 
+/*
+** The exact path: offers to pTopk every live row of segment h that passes
+** the filters (bitmap aBits; NULL: every row) with its exact distance to q.
+** Vectors come from the index's cached base pointer when the segment is
+** mapped, else are read one by one (access=file). Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+static int indexExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                      const ColvecSegIndex *pIdx, const ColvecKnnQuery *q,
+                      const uint8_t *aBits, ColvecTopk *pTopk, char **pzErr) {
+  const ColvecColumn *pCol = &pSegs->pConfig->aCol[q->iCol];
+  const ColvecKernels *pK = colvecKernelsBest();
+  const uint8_t *aBase = pIdx->aVecBase;
+  void *pBuf = NULL;
+  int64_t i, nSeen = 0;
+  int rc = SQLITE_OK;
+  ColvecTick tick;
+  colvecTickInit(&tick, pSegs->db);
+  if (aBase == NULL) {
+    pBuf = sqlite3_malloc(pCol->nByte);
+    if (pBuf == NULL) return SQLITE_NOMEM;
+  }
+  for (i = aBits ? colvecBitmapNext(aBits, 0, h->nRow) : 0; i < h->nRow;
+       i = aBits ? colvecBitmapNext(aBits, i + 1, h->nRow) : i + 1) {
+    const void *pVec;
+    /* asks about interrupts every 1024 rows */
+    if ((nSeen++ & 1023) == 0 && colvecTickStop(&tick)) {
+      rc = colvecTickError(pzErr);
+      break;
+    }
+    if (aBase) {
+      pVec = aBase + (size_t)i * (size_t)pCol->nByte;
+    } else {
+      pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
+      if (pVec == NULL) {
+        rc = COLVEC_CORRUPT_VTAB;
+        break;
+      }
+    }
+    colvecTopkPush(pTopk,
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
+                                  pCol->nDim),
+                   h->aRowid[i]);
+  }
+  sqlite3_free(pBuf);
+  return rc;
+}
+
 /* Searches one segment; see colvecInt.h. */
 int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                       ColvecIndexScratch *s, const ColvecKnnQuery *q,
@@ -531,7 +579,7 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (rc != SQLITE_OK) return rc;
   if (pIdx->pGraph == NULL ||
       (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow))) {
-    return colvecKnnSegmentExact(pSegs, h, q, aBits, pTopk, pzErr);
+    return indexExact(pSegs, h, pIdx, q, aBits, pTopk, pzErr);
   }
   nWant = (int64_t)ceil(q->k * q->rOversample);
   if (nWant < q->k) nWant = q->k;

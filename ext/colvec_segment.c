@@ -744,11 +744,12 @@ corrupt:
   return COLVEC_CORRUPT_VTAB;
 }
 
-/* Base address of vector column iCol in a mapped segment, or NULL. */
-const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, int iCol) {
+/* Base address of vector column iCol in a mapped segment; see colvecInt.h. */
+const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, const ColvecColumn *pCol,
+                                   int iCol) {
   const ColvecSegSection *pSec =
       colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
-  if (pSec == NULL) return NULL;
+  if (pSec == NULL || pSec->nByte != h->nRow * pCol->nByte) return NULL;
   return (const uint8_t *)colvecSegData(h->pSeg, pSec);
 }
 
