@@ -798,9 +798,10 @@ struct ColvecKnnQuery {
 };
 
 /*
-** Fills pTopk (initialised for q->k) with the q->k nearest rows of the
-** delta that pass the plan's filters, sorted best first. Returns SQLITE_OK
-** or an error with *pzErr set.
+** Offers to pTopk (initialised for q->k) every row of the delta that
+** passes the plan's filters with its exact distance (row -1: delta rows
+** are found again by rowid). The caller sorts. Returns SQLITE_OK or an
+** error with *pzErr set.
 */
 int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    const ColvecPlan *pPlan, sqlite3_value **argv,

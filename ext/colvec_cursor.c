@@ -318,7 +318,9 @@ static int cursorHasFilter(const ColvecPlan *pPlan) {
 }
 
 /*
-** Runs a KNN search: the segments, then the delta, into pCur->topk.
+** Runs a KNN search into pCur->topk: each segment (its hits tagged with
+** the segment's position in pSegs->apSeg and their row), then the delta
+** (tag -1), then sorts the hits best first.
 */
 static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
                      sqlite3_value **argv, char **pzErr) {
@@ -338,15 +340,18 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
       nPass = colvecBitmapCount(aBits, h->nRow);
     }
     if (rc == SQLITE_OK) {
+      pCur->topk.iSrc = i;
       rc = colvecIndexSearch(pSegs, h, &pTab->scratch, &pCur->q, aBits, nPass,
                              &pCur->topk, pzErr);
     }
     sqlite3_free(aBits);
   }
   if (rc == SQLITE_OK) {
+    pCur->topk.iSrc = -1;
     rc = colvecKnnExact(pTab->pStorage, &pCur->q, pPlan, argv, &pCur->topk,
                         pzErr);
   }
+  if (rc == SQLITE_OK) colvecTopkSort(&pCur->topk);
   return rc;
 }
 
@@ -416,15 +421,19 @@ int colvecCursorEof(sqlite3_vtab_cursor *pCursor) {
 }
 
 /*
-** Locates the current KNN hit: in a segment (iHitSeg, iHitRow), or in the
-** delta (pRow positioned on it). Returns SQLITE_OK or an error.
+** Locates the current KNN hit: in a segment (iHitSeg, iHitRow: where the
+** search found it, carried by the hit), or in the delta (pRow positioned
+** on it by rowid). Returns SQLITE_OK or an error.
 */
 static int cursorKnnLocate(ColvecCursor *pCur) {
   ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
-  sqlite3_int64 iRowid = pCur->topk.aHit[pCur->iHit].iRowid;
+  const ColvecHit *pHit = &pCur->topk.aHit[pCur->iHit];
+  sqlite3_int64 iRowid = pHit->iRowid;
   int rc = SQLITE_OK;
   if (pCur->bRowReady) return SQLITE_OK;
-  if (colvecSegLocate(pTab->pSegs, iRowid, &pCur->iHitSeg, &pCur->iHitRow)) {
+  if (pHit->iSrc >= 0) {
+    pCur->iHitSeg = pHit->iSrc;
+    pCur->iHitRow = pHit->iRow;
     pCur->bRowReady = 1;
     return SQLITE_OK;
   }

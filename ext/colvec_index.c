@@ -434,7 +434,7 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
       }
       for (j = 0; j < n; j++) {
         colvecTopkPush(pTopk, bL2 ? sqrt(aOut[j]) : -(double)aOut[j],
-                       h->aRowid[s->aNode[i + j]]);
+                       h->aRowid[s->aNode[i + j]], s->aNode[i + j]);
       }
     }
     return;
@@ -447,7 +447,7 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
                                   s->apVec[i], pCol->nDim),
-                   h->aRowid[s->aNode[i]]);
+                   h->aRowid[s->aNode[i]], s->aNode[i]);
   }
 }
 
@@ -468,7 +468,7 @@ static int indexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
                                   pCol->nDim),
-                   h->aRowid[s->aNode[i]]);
+                   h->aRowid[s->aNode[i]], s->aNode[i]);
   }
   return SQLITE_OK;
 }
@@ -555,7 +555,7 @@ static int indexExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
                                   pCol->nDim),
-                   h->aRowid[i]);
+                   h->aRowid[i], i);
   }
   sqlite3_free(pBuf);
   return rc;
@@ -629,7 +629,7 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     /* the codes' estimates as they are */
     int i;
     for (i = 0; i < nOut; i++) {
-      colvecTopkPush(pTopk, s->aDist[i], h->aRowid[s->aNode[i]]);
+      colvecTopkPush(pTopk, s->aDist[i], h->aRowid[s->aNode[i]], s->aNode[i]);
     }
     return SQLITE_OK;
   }

@@ -46,7 +46,7 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
                                   pVec, pCol->nDim),
-                   iRowid);
+                   iRowid, -1);
   }
   if (pStmt) {
     int rc2 = sqlite3_finalize(pStmt);
@@ -57,6 +57,5 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
     }
   }
   sqlite3_free(pAligned);
-  if (rc == SQLITE_OK) colvecTopkSort(pTopk);
   return rc;
 }

@@ -15,6 +15,7 @@ static int topkWorse(const ColvecHit *a, const ColvecHit *b) {
 
 /* Allocates room for k hits; see header. */
 int colvecTopkInit(ColvecTopk *p, int k) {
+  p->iSrc = -1;
   p->nMax = k;
   p->nHit = 0;
   p->aHit = colvecMalloc((int64_t)k * sizeof(ColvecHit));
@@ -44,10 +45,12 @@ static void topkSiftDown(ColvecHit *a, int n, int i) {
 }
 
 /* Offers a hit; see header. */
-int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid) {
+int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid, int64_t iRow) {
   ColvecHit h;
   h.rDist = rDist;
   h.iRowid = iRowid;
+  h.iRow = iRow;
+  h.iSrc = p->iSrc;
   if (p->nHit < p->nMax) {
     int i = p->nHit++;
     while (i > 0) {

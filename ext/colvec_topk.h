@@ -12,16 +12,19 @@
 /* Largest k a query may ask for (sqlite-vec stops at 4096). */
 #define COLVEC_MAX_K 100000
 
-/* One candidate: its distance and its rowid. */
+/* One candidate: its distance, its rowid and where it was found. */
 typedef struct ColvecHit ColvecHit;
 struct ColvecHit {
-  double rDist;  /* distance to the query (smaller is better) */
+  double rDist;   /* distance to the query (smaller is better) */
   int64_t iRowid; /* rowid of the row */
+  int64_t iRow;   /* its row in the source, or -1 (see colvecTopkPush) */
+  int iSrc;       /* ColvecTopk.iSrc when it was pushed */
 };
 
 /* The selection state. */
 typedef struct ColvecTopk ColvecTopk;
 struct ColvecTopk {
+  int iSrc;        /* caller's tag of the source now pushing (a segment) */
   int nMax;        /* k: how many hits to keep */
   int nHit;        /* hits held so far (<= nMax) */
   ColvecHit *aHit; /* max-heap of nHit hits, worst at aHit[0] */
@@ -37,9 +40,12 @@ int colvecTopkInit(ColvecTopk *p, int k);
 void colvecTopkFree(ColvecTopk *p);
 
 /*
-** Offers a hit. Returns non-zero when it was kept. No allocation.
+** Offers a hit: row iRow (-1 when the source has no row numbers) of the
+** source the caller named in p->iSrc, with rowid iRowid. The hit keeps
+** both, so that whoever reads the result finds the row without a search.
+** Returns non-zero when it was kept. No allocation.
 */
-int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid);
+int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid, int64_t iRow);
 
 /*
 ** The distance a new hit must beat to be kept: the worst kept distance once

@@ -66,9 +66,10 @@ static void tkRandomCase(int n, int k, int nDistinct) {
   }
 
   ck_assert_int_eq(colvecTopkInit(&t, k), COLVEC_OK);
+  t.iSrc = 7; /* every hit must carry this source tag */
   for (i = 0; i < n; i++) {
     int bWant = nRef < k || tkCompare(&aAll[i], &aRef[k - 1]) < 0;
-    int bGot = colvecTopkPush(&t, aAll[i].rDist, aAll[i].iRowid);
+    int bGot = colvecTopkPush(&t, aAll[i].rDist, aAll[i].iRowid, i);
     ck_assert_msg((bGot != 0) == bWant, "n=%d k=%d push %d: got %d want %d",
                   n, k, i, bGot, bWant);
     if (bWant) {
@@ -89,6 +90,12 @@ static void tkRandomCase(int n, int k, int nDistinct) {
   }
 
   colvecTopkSort(&t);
+  /* each hit still names where it was pushed from (source and row) */
+  for (i = 0; i < t.nHit; i++) {
+    ck_assert_int_eq(t.aHit[i].iSrc, 7);
+    ck_assert(t.aHit[i].iRow >= 0 && t.aHit[i].iRow < n);
+    ck_assert(aAll[t.aHit[i].iRow].iRowid == t.aHit[i].iRowid);
+  }
   qsort(aAll, (size_t)n, sizeof(ColvecHit), tkQsortCompare);
   ck_assert_int_eq(t.nHit, nWant);
   for (i = 0; i < nWant; i++) {
@@ -126,15 +133,15 @@ START_TEST(test_k1) {
   ColvecTopk t;
   ck_assert_int_eq(colvecTopkInit(&t, 1), COLVEC_OK);
   ck_assert(isinf(colvecTopkBound(&t)));
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 10), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 10, -1), 1);
   ck_assert(colvecTopkBound(&t) == 5.0);
-  ck_assert_int_eq(colvecTopkPush(&t, 6.0, 1), 0);
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 11), 0);
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 10), 0);
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 3), 1);
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 7), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 6.0, 1, -1), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 11, -1), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 10, -1), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 3, -1), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 7, -1), 0);
   ck_assert(colvecTopkBound(&t) == 5.0);
-  ck_assert_int_eq(colvecTopkPush(&t, -1.5, 99), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, -1.5, 99, -1), 1);
   ck_assert(colvecTopkBound(&t) == -1.5);
   colvecTopkSort(&t);
   ck_assert_int_eq(t.nHit, 1);
@@ -153,7 +160,7 @@ START_TEST(test_k_gt_n) {
   int i;
   ck_assert_int_eq(colvecTopkInit(&t, 10), COLVEC_OK);
   for (i = 0; i < 4; i++) {
-    ck_assert_int_eq(colvecTopkPush(&t, arDist[i], aiRowid[i]), 1);
+    ck_assert_int_eq(colvecTopkPush(&t, arDist[i], aiRowid[i], -1), 1);
     ck_assert(isinf(colvecTopkBound(&t)) && colvecTopkBound(&t) > 0);
   }
   colvecTopkSort(&t);
@@ -171,19 +178,19 @@ START_TEST(test_bound) {
   ColvecTopk t;
   ck_assert_int_eq(colvecTopkInit(&t, 3), COLVEC_OK);
   ck_assert(isinf(colvecTopkBound(&t)));
-  ck_assert_int_eq(colvecTopkPush(&t, 9.0, 1), 1);
-  ck_assert_int_eq(colvecTopkPush(&t, 1.0, 2), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, 9.0, 1, -1), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, 1.0, 2, -1), 1);
   ck_assert(isinf(colvecTopkBound(&t)));
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 3), 1);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 3, -1), 1);
   ck_assert(colvecTopkBound(&t) == 9.0);
-  ck_assert_int_eq(colvecTopkPush(&t, 2.0, 4), 1); /* evicts 9 */
+  ck_assert_int_eq(colvecTopkPush(&t, 2.0, 4, -1), 1); /* evicts 9 */
   ck_assert(colvecTopkBound(&t) == 5.0);
-  ck_assert_int_eq(colvecTopkPush(&t, 7.0, 5), 0);
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 6), 0); /* tie, larger rowid */
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 0), 1); /* tie, smaller rowid */
+  ck_assert_int_eq(colvecTopkPush(&t, 7.0, 5, -1), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 6, -1), 0); /* tie, larger rowid */
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 0, -1), 1); /* tie, smaller rowid */
   ck_assert(colvecTopkBound(&t) == 5.0);             /* (5,0) is now worst */
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 1), 0);   /* (5,1) ranks after */
-  ck_assert_int_eq(colvecTopkPush(&t, INFINITY, -1), 0);
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 1, -1), 0);   /* (5,1) ranks after */
+  ck_assert_int_eq(colvecTopkPush(&t, INFINITY, -1, -1), 0);
   colvecTopkSort(&t);
   ck_assert_int_eq(t.nHit, 3);
   ck_assert(t.aHit[0].rDist == 1.0 && t.aHit[0].iRowid == 2);
@@ -210,7 +217,7 @@ START_TEST(test_memory) {
   ck_assert_int_eq(colvecTopkInit(&t, 100), COLVEC_OK);
   colvecMemFailAfter(0); /* any allocation from here on would fail */
   for (i = 0; i < 10000; i++) {
-    nKept += colvecTopkPush(&t, (double)(tkRand() % 1000), i) != 0;
+    nKept += colvecTopkPush(&t, (double)(tkRand() % 1000), i, -1) != 0;
   }
   colvecTopkSort(&t);
   colvecMemFailAfter(-1);
