@@ -69,10 +69,11 @@
 #endif
 
 /*
-** SQL of each statement id from STORAGE_DELTA_DELETE on, an sqlite3_mprintf
-** format given the schema and the table name, twice (a format naming one
-** table ignores the second pair). Parameters are described by the
-** functions that bind them.
+** SQL of each statement id from STORAGE_DELTA_DELETE on: an sqlite3_mprintf
+** format that storageStmt gives the schema and the table name, twice (a
+** format naming one table, or only the schema, leaves the rest unused).
+** Parameters are described here when more than a key is bound, else by
+** the function that binds them.
 */
 static const char *const storageSql[STORAGE_NSTMT] = {
     /* STORAGE_INSERT, _REPLACE, _IGNORE: built by storageStmt */
@@ -105,7 +106,8 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "SELECT segid, rowid FROM \"%w\".\"%w_tomb\" ORDER BY segid, rowid",
     /* STORAGE_TRASH_ADD */
     "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(?1, ?2)",
-    /* STORAGE_TRASH_PRUNE: ?1 last kept committed generation, ?2 current */
+    /* STORAGE_TRASH_PRUNE: ?1 the newest committed generation no longer
+    ** kept (iKeep of colvecCompactCleanup), ?2 the current generation */
     "DELETE FROM \"%w\".\"%w_trash\" WHERE "
     "(generation>=0 AND generation<=?1) OR (generation<0 AND generation<>-?2)",
     /* STORAGE_SEG_NEEDED: ?1 segid, ?2 and ?3 as for STORAGE_TRASH_PRUNE,
@@ -119,7 +121,7 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "PRAGMA \"%w\".journal_mode",
 };
 
-/* Shadow-table suffixes, in the order of the tables' creation. */
+/* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME. */
 static const char *const storageSuffix[] = {"config", "delta", "manifest",
                                             "tomb", "trash"};
 #define STORAGE_NSHADOW 5
