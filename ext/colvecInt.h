@@ -232,15 +232,17 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 **
 ** Segment files live in <database file>-colvec/<folder>/NNNNNN.seg, where
 ** <folder> is an id chosen at CREATE (16 random hex digits, new on disk),
-** recorded in T_config and never changed (RENAME touches no files); tables
+** recorded with the table (colvecStorageFolder) and never changed (RENAME
+** touches no files); tables
 ** created before ids have the table name, %XX-escaped, instead. The name
 ** is validated whenever it is read back. Databases without a file
 ** (":memory:", temporary) use a private temporary folder removed when the
 ** table is disconnected. colvec deletes only segment-named files
 ** (NNNNNN.seg, NNNNNN.seg.tmp) and then a folder only when it is empty.
-** The live set is T_manifest; rows deleted or replaced since a segment was
-** written are listed in T_tomb. Each connection keeps the segments it has
-** opened (mapped) and re-reads the manifest only when the database changed.
+** The live set is the table's manifest; rows deleted or replaced since a
+** segment was written are its tombstones (both read through
+** colvec_storage.c). Each connection keeps the segments it has opened
+** (mapped) and re-reads the manifest only when the database changed.
 */
 
 typedef struct ColvecSegIndex ColvecSegIndex;
@@ -259,8 +261,8 @@ struct ColvecSegSlot {
 
 typedef struct ColvecSegHandle ColvecSegHandle;
 struct ColvecSegHandle {
-  int64_t iSegid;          /* id in T_manifest (file NNNNNN.seg) */
-  uint64_t cksum;          /* header checksum recorded in T_manifest */
+  int64_t iSegid;          /* id in the manifest (file NNNNNN.seg) */
+  uint64_t cksum;          /* header checksum the manifest records */
   ColvecSeg *pSeg;         /* the open file */
   int64_t nRow;            /* rows in the file */
   const int64_t *aRowid;   /* sorted rowids (mapping or aRowidOwned) */
@@ -280,12 +282,12 @@ typedef struct ColvecSegTable ColvecSegTable;
 struct ColvecSegTable {
   sqlite3 *db;                 /* connection */
   const ColvecConfig *pConfig; /* table definition (not owned) */
+  ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
   int bTempDir;                /* zDir is private and removed at close */
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
-  sqlite3_stmt *pVersion;      /* cached "PRAGMA data_version" */
   int64_t iLocalGen;           /* colvecSegTableChanged() count seen */
   int64_t iLocalGenNow;        /* bumped by this connection's writes */
   int bValid;                  /* the cached set has been loaded */
@@ -296,22 +298,6 @@ struct ColvecSegTable {
 ** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
 */
 char *colvecSegFolderPath(const char *zFile, const char *zFolder);
-
-/* Kinds of folder name (colvecSegFolderCheck). */
-#define COLVEC_FOLDER_ID 1       /* an id: COLVEC_FOLDER_ID_LEN hex digits */
-#define COLVEC_FOLDER_LEGACY 2   /* old layout: the escaped table name */
-#define COLVEC_FOLDER_ID_LEN 16  /* length of an id */
-#define COLVEC_FOLDER_MAX 255    /* longest name accepted */
-
-/*
-** Classifies folder name z (n bytes, read back from T_config): returns
-** COLVEC_FOLDER_ID for an id ([0-9a-f]{16}), COLVEC_FOLDER_LEGACY for a
-** name of the old layout (([A-Za-z0-9_-]|%[0-9A-F]{2})+), 0 for anything
-** else. Neither kind can hold '/', '\', '.', NUL, or be empty or longer
-** than COLVEC_FOLDER_MAX, so both name a folder directly under
-** <db>-colvec/.
-*/
-int colvecSegFolderCheck(const char *z, int n);
 
 /*
 ** Chooses an id for a new table of schema zDb and creates its folder
@@ -329,26 +315,6 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
 */
 void colvecSegFolderRemove(const char *zDir);
 
-/* Table and folder names of every colvec table of a database. */
-typedef struct ColvecFolderList ColvecFolderList;
-struct ColvecFolderList {
-  int n;           /* number of tables */
-  char **azTable;  /* table names */
-  char **azFolder; /* the folder each names in its T_config, unchecked */
-};
-
-/*
-** Fills *pList with every colvec table of schema zDb except zSkip (may be
-** NULL) and the folder its T_config names. Fails (leaving *pList empty)
-** when any table that may be a colvec table cannot be read: then nothing
-** can be proven unowned.
-*/
-int colvecSegFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
-                        ColvecFolderList *pList);
-
-/* Frees the contents of a list filled by colvecSegFolderList(). */
-void colvecSegFolderListFree(ColvecFolderList *pList);
-
 /*
 ** Removes orphan table folders of schema zDb: folders under <db>-colvec/
 ** whose name is an id that no colvec table (other than zSkip, which is
@@ -361,13 +327,14 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
 
 /*
 ** Opens the segment set of a table in folder zFolder (validated or just
-** made), but reads nothing yet; a symbolic link or file in the folder's
+** made), whose manifest and tombstones pStorage reads (it must outlive the
+** set), but reads nothing yet; a symbolic link or file in the folder's
 ** place is SQLITE_CORRUPT_VTAB. Returns SQLITE_OK with *pp set, or an
 ** error with *pzErr set.
 */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       const char *zFolder, ColvecSegTable **pp,
-                       char **pzErr);
+                       ColvecStorage *pStorage, const char *zFolder,
+                       ColvecSegTable **pp, char **pzErr);
 
 /* Closes every segment and frees the set (removing a private folder). */
 void colvecSegTableClose(ColvecSegTable *p);
@@ -389,7 +356,7 @@ int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
 void colvecSegTableChanged(ColvecSegTable *p);
 
 /*
-** Brings the set up to date with T_manifest and T_tomb when the database
+** Brings the set up to date with the manifest and tombstones when the database
 ** changed since the last call: opens new segments, closes dropped ones.
 ** Returns SQLITE_OK or an error (SQLITE_CORRUPT_VTAB for a missing or
 ** damaged file) with *pzErr set.
@@ -453,9 +420,10 @@ char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 ** Interface to code in colvec_compact.c (writing segments)
 **
 ** The commit protocol: a segment is written to NNNNNN.seg.tmp, fsynced,
-** renamed to NNNNNN.seg, its folder fsynced, and only then named in
-** T_manifest by a write inside the current SQLite transaction, which is the
-** single commit point. Segments a merge replaces move to T_trash; their
+** renamed to NNNNNN.seg, its folder fsynced, and only then named in the
+** manifest (colvecStorageManifestAdd) inside the current SQLite
+** transaction, which is the single commit point. Segments a merge replaces
+** move to the trash (colvecStorageManifestDrop); their
 ** files, and orphans left by rolled-back or crashed transactions, are
 ** deleted by a later writer (colvecCompactCleanup).
 */
@@ -470,8 +438,9 @@ struct ColvecSource {
 
 /*
 ** Writes the live rows of aSrc[0..nSrc-1], in rowid order, as one new
-** segment and records it in T_manifest; segment sources leave T_manifest
-** (to T_trash) with their tombstones. Writes nothing when there is no live
+** segment and records it in the manifest; segment sources leave the
+** manifest (for the trash) with their tombstones. Writes nothing when there
+** is no live
 ** row. Batch sources are left for the caller to clear. Returns SQLITE_OK or
 ** an error with *pzErr set; on error no file is left behind.
 */
@@ -502,7 +471,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /*
 ** Integrity check of the folder: every segment file with a segid below
 ** next_segid (so not an orphan of a rolled-back writer) must be named by
-** T_manifest or T_trash. Returns SQLITE_OK, or SQLITE_CORRUPT_VTAB with
+** the manifest or the trash. Returns SQLITE_OK, or SQLITE_CORRUPT_VTAB with
 ** *pzErr naming the first file that no row names.
 */
 int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
@@ -591,10 +560,13 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
 /*************************************************************************
 ** Interface to code in colvec_storage.c (shadow tables and delta rows)
 **
-** Shadow tables of table T:
-**   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID  -- format version
-**   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)       -- the rows
-** Column ci of T_delta holds user column i (vectors as BLOBs).
+** Every SQL statement on a table's shadow tables, and on the pragmas colvec
+** reads, is in colvec_storage.c, which describes the tables; the rest of
+** colvec calls the functions below and never names a table. A table's
+** shadow tables hold its config (format version, folder, segid and
+** generation counters), its delta (recent rows), its manifest (live
+** segments), its tombstones (deleted rows of segments) and its trash
+** (dropped segments awaiting deletion).
 */
 
 /*
@@ -625,22 +597,11 @@ int colvecTickStop(void *p);
 /* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT. */
 int colvecTickError(char **pzErr);
 
-/*
-** Shadow tables added with segments:
-**   T_manifest(segid INTEGER PRIMARY KEY, nrow, cksum, level)
-**       the live segment files and their header checksums
-**   T_tomb(segid, rowid, PRIMARY KEY(segid, rowid)) WITHOUT ROWID
-**       rows of segment segid deleted or replaced since it was written
-**   T_trash(segid INTEGER PRIMARY KEY, generation)
-**       segments dropped by a merge, with the generation of the write
-**       transaction that dropped them (negated when that transaction had
-**       also created them); see colvecCompactCleanup
-** T_config keys: version, folder, next_segid, generation (the number of
-** write transactions that compacted).
-*/
-
 /* Version of the shadow-table format written by this build. */
 #define COLVEC_FORMAT_VERSION 1
+
+/* Room for the cached statements of one table (ids in colvec_storage.c). */
+#define COLVEC_STORAGE_NSTMT 20
 
 /* Conflict handling of an insert. */
 typedef enum ColvecConflict {
@@ -653,7 +614,7 @@ typedef enum ColvecConflict {
 struct ColvecStorage {
   sqlite3 *db;                /* connection */
   const ColvecConfig *pConfig; /* table definition (not owned) */
-  sqlite3_stmt *apStmt[8];    /* cached statements, see colvec_storage.c */
+  sqlite3_stmt *apStmt[COLVEC_STORAGE_NSTMT]; /* by id (colvec_storage.c) */
   sqlite3_int64 iTxnGen;      /* generation of the current write transaction,
                               ** -1 until it first compacts (colvec_compact.c) */
   sqlite3_int64 iTxnSegid;    /* next_segid when it first compacted: segments
@@ -667,24 +628,167 @@ struct ColvecStorage {
 int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
                       const char *zFolder, ColvecStorage **pp, char **pzErr);
 
-/* Reads integer key zKey of T_config into *piVal (SQLITE_CORRUPT_VTAB when
-** missing). */
+/*
+** Reads integer key zKey of the config ("version", "next_segid",
+** "generation") into *piVal. Returns SQLITE_OK, SQLITE_CORRUPT_VTAB when
+** the row is missing (*piVal unchanged), or the error of the read
+** (SQLITE_SCHEMA, SQLITE_BUSY, ...), without a message.
+*/
 int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
                            sqlite3_int64 *piVal);
 
-/* Writes integer key zKey of T_config. */
+/* Writes integer key zKey of the config. Returns SQLITE_OK or an error. */
 int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
                            sqlite3_int64 iVal);
 
 /*
 ** Reads the segment folder name recorded at CREATE into *pzFolder
-** (sqlite3_malloc'd) and validates it (colvecSegFolderCheck): a damaged
+** (sqlite3_malloc'd) and validates it (colvecStorageFolderCheck): a damaged
 ** value is SQLITE_CORRUPT_VTAB. Returns SQLITE_OK or an error with *pzErr.
 */
 int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr);
 
-/* Runs one statement built with sqlite3_mprintf (zSql is freed). */
-int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr);
+/* Kinds of folder name (colvecStorageFolderCheck). */
+#define COLVEC_FOLDER_ID 1      /* an id: COLVEC_FOLDER_ID_LEN hex digits */
+#define COLVEC_FOLDER_LEGACY 2  /* old layout: the escaped table name */
+#define COLVEC_FOLDER_ID_LEN 16 /* length of an id */
+#define COLVEC_FOLDER_MAX 255   /* longest name accepted */
+
+/*
+** Classifies folder name z (n bytes, read back from the config): returns
+** COLVEC_FOLDER_ID for an id ([0-9a-f]{16}), COLVEC_FOLDER_LEGACY for a
+** name of the old layout (([A-Za-z0-9_-]|%[0-9A-F]{2})+), 0 for anything
+** else. Neither kind can hold '/', '\', '.', NUL, or be empty or longer
+** than COLVEC_FOLDER_MAX, so both name a folder directly under
+** <db>-colvec/.
+*/
+int colvecStorageFolderCheck(const char *z, int n);
+
+/* Table and folder names of every colvec table of a database. */
+typedef struct ColvecFolderList ColvecFolderList;
+struct ColvecFolderList {
+  int n;           /* number of tables */
+  char **azTable;  /* table names */
+  char **azFolder; /* the folder each one's config names, unchecked */
+};
+
+/*
+** Fills *pList with every colvec table of schema zDb except zSkip (may be
+** NULL) and the folder its config names. Fails (leaving *pList empty)
+** when any table that may be a colvec table cannot be read: then nothing
+** can be proven unowned.
+*/
+int colvecStorageFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
+                            ColvecFolderList *pList);
+
+/* Frees the contents of a list filled by colvecStorageFolderList(). */
+void colvecStorageFolderListFree(ColvecFolderList *pList);
+
+/*
+** Refuses folder zFolder of table p when another colvec table of the same
+** schema names it too (a damaged or edited database: each table's cleanup
+** would delete the other's files): SQLITE_CORRUPT_VTAB with *pzErr set. A
+** list that cannot be read skips the check. Returns SQLITE_OK otherwise.
+*/
+int colvecStorageFolderShared(ColvecStorage *p, const char *zFolder,
+                              char **pzErr);
+
+/*
+** Sets *pbExists to whether table p's config table still exists (a CREATE
+** undone by ROLLBACK TO leaves the table object without shadow tables).
+** Returns SQLITE_OK or an error.
+*/
+int colvecStorageConfigExists(ColvecStorage *p, int *pbExists);
+
+/* xShadowName: non-zero when zSuffix is the suffix of a shadow table. */
+int colvecStorageIsShadow(const char *zSuffix);
+
+/*
+** colvec_check(): prepares and steps, in *ppSnap, a read of the config of
+** table zTab of schema zDb (which need not be connected), so that the
+** connection holds one read transaction until the caller finalizes
+** *ppSnap (also on error). Returns SQLITE_OK or the error of the read.
+*/
+int colvecStorageSnapshot(sqlite3 *db, const char *zDb, const char *zTab,
+                          sqlite3_stmt **ppSnap);
+
+/*
+** Records new live segment iSegid (nRow rows, header checksum cksum, tier
+** iLevel) in the manifest. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecStorageManifestAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                             sqlite3_int64 nRow, sqlite3_uint64 cksum,
+                             int iLevel, char **pzErr);
+
+/*
+** Moves segment iSegid from the manifest to the trash with generation iGen
+** (negative: created in the same transaction) and drops its tombstones.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
+                              sqlite3_int64 iGen, char **pzErr);
+
+/*
+** Calls xSeg(pCtx, segid, nrow, cksum, pzErr) for each live segment, in
+** ascending segid, until it returns other than SQLITE_OK. Returns
+** SQLITE_OK, xSeg's error (its *pzErr as xSeg left it), or an error of
+** the read with *pzErr set (not for SQLITE_NOMEM).
+*/
+int colvecStorageManifestScan(ColvecStorage *p,
+                              int (*xSeg)(void *, sqlite3_int64, sqlite3_int64,
+                                          sqlite3_uint64, char **),
+                              void *pCtx, char **pzErr);
+
+/*
+** Records that rowid iRowid of segment iSegid is deleted (a tombstone).
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecStorageTombAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                         sqlite3_int64 iRowid, char **pzErr);
+
+/*
+** Calls xTomb(pCtx, segid, rowid) for every tombstone, sorted by segid then
+** rowid, until it returns other than SQLITE_OK. Returns SQLITE_OK or the
+** first error, with *pzErr set for an error of the read (not for
+** SQLITE_NOMEM).
+*/
+int colvecStorageTombScan(ColvecStorage *p,
+                          int (*xTomb)(void *, sqlite3_int64, sqlite3_int64),
+                          void *pCtx, char **pzErr);
+
+/*
+** Returns 1 when segment file iSegid is still needed: the manifest names
+** it, or a trash row that is kept (generation g >= 0 with g > iKeep, or -iGen,
+** or any row when bAnyTrash; see colvecCompactCleanup), 0 when not, or a
+** negative error code.
+*/
+int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
+                           sqlite3_int64 iKeep, sqlite3_int64 iGen,
+                           int bAnyTrash);
+
+/*
+** Integrity check of segment file zFile (segid iSegid, below next_segid):
+** SQLITE_OK when the manifest or any trash row names it, else
+** SQLITE_CORRUPT_VTAB with *pzErr saying so (or another error).
+*/
+int colvecStorageSegNamed(ColvecStorage *p, sqlite3_int64 iSegid,
+                          const char *zFile, char **pzErr);
+
+/*
+** Drops the trash rows that colvecStorageSegNeeded(., iKeep, iGen, 0)
+** no longer keeps. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecStorageTrashPrune(ColvecStorage *p, sqlite3_int64 iKeep,
+                            sqlite3_int64 iGen, char **pzErr);
+
+/*
+** Reads PRAGMA data_version of the table's schema into *piVersion (it
+** changes when another connection commits). Returns SQLITE_OK or an error.
+*/
+int colvecStorageDataVersion(ColvecStorage *p, sqlite3_int64 *piVersion);
+
+/* Returns non-zero when the table's database is in WAL mode. */
+int colvecStorageIsWal(ColvecStorage *p);
 
 /*
 ** Number of delta rows in *pn and the largest delta rowid in *piMax
@@ -695,6 +799,9 @@ int colvecStorageDeltaStat(ColvecStorage *p, sqlite3_int64 *pn,
 
 /* Returns 1 when delta row iRowid exists, 0 when not, negative on error. */
 int colvecStorageDeltaHas(ColvecStorage *p, sqlite3_int64 iRowid);
+
+/* Deletes every delta row. Returns SQLITE_OK or an error with *pzErr. */
+int colvecStorageDeltaClear(ColvecStorage *p, char **pzErr);
 
 /*
 ** Appends every delta row to pBatch, checking each value (a damaged row
@@ -742,11 +849,13 @@ int colvecStorageInsertWith(ColvecStorage *p, sqlite3_int64 iRowid,
 int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid);
 
 /*
-** Prepares "SELECT rowid, <columns> FROM T_delta WHERE <filters>": column
-** 1+i of the result is user column i when bit i of the used-columns mask
-** (idxNum encoding, colvec_plan.h) is set, NULL otherwise. The filters are
+** Prepares a select of the delta rows that pass the filters, giving the
+** rowid, then the user columns: column 1+i of the result is user column i
+** when bit i of the used-columns mask (idxNum encoding, colvec_plan.h) is
+** set, NULL otherwise. The filters are
 ** the plan's filter arguments (argv values bound, IN lists expanded).
-** bOneRow instead selects "WHERE rowid = ?1" for a point lookup (no plan).
+** bOneRow instead selects the one row whose rowid is bound to parameter 1
+** (a point lookup, no plan).
 ** Returns SQLITE_OK with *ppStmt (caller finalizes) or an error with
 ** *pzErr.
 */

@@ -317,7 +317,7 @@ static int compactTier(const ColvecConfig *pC, int64_t nRow) {
 
 /*
 ** Sets *piGen to the generation of the current write transaction. The
-** first compaction of a transaction bumps T_config's generation and
+** first compaction of a transaction bumps the table's recorded generation and
 ** remembers the new value and next_segid in pStorage (reset by the table at
 ** every transaction boundary); later ones reuse them. A ROLLBACK TO that
 ** undid the bump shows as a generation that differs again, and bumps anew.
@@ -403,13 +403,8 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);
     if (rc == SQLITE_OK) {
-      rc = colvecStorageExec(
-          pStorage,
-          sqlite3_mprintf("INSERT INTO \"%w\".\"%w_manifest\" VALUES(%lld, "
-                          "%lld, %lld, %d)",
-                          pC->zDb, pC->zName, iSegid, nRow, (sqlite3_int64)cksum,
-                          compactTier(pC, nRow)),
-          pzErr);
+      rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
+                                    compactTier(pC, nRow), pzErr);
     }
     if (rc == SQLITE_OK) {
       rc = colvecStorageConfigSet(pStorage, "next_segid", iSegid + 1);
@@ -418,17 +413,10 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   for (i = 0; rc == SQLITE_OK && i < nSrc; i++) {
     int64_t iDrop = aSrc[i].pSeg ? aSrc[i].pSeg->iSegid : 0;
     if (aSrc[i].pSeg == NULL) continue;
-    rc = colvecStorageExec(
-        pStorage,
-        sqlite3_mprintf(
-            "DELETE FROM \"%w\".\"%w_manifest\" WHERE segid=%lld;"
-            "DELETE FROM \"%w\".\"%w_tomb\" WHERE segid=%lld;"
-            "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(%lld, %lld);",
-            pC->zDb, pC->zName, iDrop, pC->zDb, pC->zName, iDrop, pC->zDb,
-            pC->zName, iDrop,
-            /* created in this transaction: no committed state names it */
-            iDrop >= pStorage->iTxnSegid ? -iGen : iGen),
-        pzErr);
+    rc = colvecStorageManifestDrop(
+        pStorage, iDrop,
+        /* created in this transaction: no committed state names it */
+        iDrop >= pStorage->iTxnSegid ? -iGen : iGen, pzErr);
   }
   if (rc != SQLITE_OK && bFileDone) {
     colvecOsUnlink(zPath, NULL); /* never named by a committed manifest */
@@ -511,49 +499,6 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 }
 
 /*
-** Returns 1 when segid is named by T_manifest or by a T_trash row that
-** iKeep and iGen say to keep (see colvecCompactCleanup; any row when
-** bAnyTrash), 0 otherwise, negative on error.
-*/
-static int compactIsNeeded(ColvecStorage *pStorage, int64_t iSegid,
-                           sqlite3_int64 iKeep, sqlite3_int64 iGen,
-                           int bAnyTrash) {
-  const ColvecConfig *pC = pStorage->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT 1 FROM \"%w\".\"%w_manifest\" WHERE segid=%lld UNION ALL "
-      "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=%lld AND "
-      "((generation>=0 AND generation>%lld) OR generation=%lld OR %d)",
-      pC->zDb, pC->zName, (long long)iSegid, pC->zDb, pC->zName,
-      (long long)iSegid, iKeep, -iGen, bAnyTrash);
-  int rc, bNeeded;
-  if (zSql == NULL) return -SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return -rc;
-  bNeeded = sqlite3_step(pStmt) == SQLITE_ROW;
-  rc = sqlite3_finalize(pStmt);
-  return rc == SQLITE_OK ? bNeeded : -rc;
-}
-
-/* Returns non-zero when the table's database is in WAL mode. */
-static int compactIsWal(ColvecStorage *pStorage) {
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode",
-                               pStorage->pConfig->zDb);
-  int bWal = 0;
-  if (zSql && sqlite3_prepare_v2(pStorage->db, zSql, -1, &pStmt, NULL) ==
-                  SQLITE_OK &&
-      sqlite3_step(pStmt) == SQLITE_ROW) {
-    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
-    bWal = z && sqlite3_stricmp(z, "wal") == 0;
-  }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return bWal;
-}
-
-/*
 ** Deletes files nothing needs; see colvecInt.h.
 **
 ** iGen is the generation of the current write transaction (the one it has,
@@ -568,7 +513,6 @@ static int compactIsWal(ColvecStorage *pStorage) {
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr) {
-  const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
   int nName = 0, i, rc = SQLITE_OK;
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
@@ -577,7 +521,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     if (rc != SQLITE_OK) return rc;
     iGen++;
   }
-  iKeep = iGen - 1 - (compactIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
+  iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
   if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
     nName = 0; /* no folder: no file to delete, but trash rows to drop */
   }
@@ -585,7 +529,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int64_t iSegid;
     int bNeeded;
     if (!compactParseName(azName[i], &iSegid)) continue;
-    bNeeded = compactIsNeeded(pStorage, iSegid, iKeep, iGen, 0);
+    bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
@@ -600,13 +544,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   colvecOsListFree(azName, nName);
   if (rc == SQLITE_OK) {
-    rc = colvecStorageExec(
-        pStorage,
-        sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE "
-                        "(generation>=0 AND generation<=%lld) OR "
-                        "(generation<0 AND generation<>%lld)",
-                        pC->zDb, pC->zName, iKeep, -iGen),
-        pzErr);
+    rc = colvecStorageTrashPrune(pStorage, iKeep, iGen, pzErr);
   }
   return rc;
 }
@@ -614,7 +552,6 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /* Checks that every older segment file is named; see colvecInt.h. */
 int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                             char **pzErr) {
-  const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
   int nName = 0, i, rc;
   sqlite3_int64 iNext = 0;
@@ -625,19 +562,8 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
-    int bNamed;
     if (!compactParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
-    /* any trash row counts, however old: its file may await cleanup */
-    bNamed = compactIsNeeded(pStorage, iSegid, 0, 0, 1);
-    if (bNamed < 0) {
-      rc = -bNamed;
-    } else if (bNamed == 0) {
-      *pzErr = sqlite3_mprintf(
-          "colvec: integrity-check: table %s: segment file %s is named by no "
-          "row of %s_manifest or %s_trash",
-          pC->zName, azName[i], pC->zName, pC->zName);
-      rc = COLVEC_CORRUPT_VTAB;
-    }
+    rc = colvecStorageSegNamed(pStorage, iSegid, azName[i], pzErr);
   }
   colvecOsListFree(azName, nName);
   return rc;

@@ -4,7 +4,7 @@
 **
 ** A scan walks the live segments (rows passing the filters, computed
 ** column by column into one bitmap per segment during xFilter, while argv
-** is valid), then the delta (an SQL select on T_delta with the same
+** is valid), then the delta (colvecStorageSelect, with the same
 ** filters). A KNN search collects the k best rows of every segment and of
 ** the delta into a bounded heap and walks it; a hit's other columns are
 ** looked up by rowid only when the statement reads them. Pending rows of

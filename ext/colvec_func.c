@@ -227,21 +227,14 @@ static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
     return;
   }
   /* Preparing a statement on the table connects it (and keeps it so while
-  ** prepared); a row read from T_config holds one read transaction, so
-  ** every statement of the check sees the same snapshot. No INSERT: it
-  ** would need a write transaction, which a read-only connection refuses. */
+  ** prepared); a statement left open on a shadow table holds one read
+  ** transaction, so every statement of the check sees the same snapshot.
+  ** No INSERT: it would need a write transaction, which a read-only
+  ** connection refuses. */
   zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", zDb, zTab);
   rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
   sqlite3_free(zSql);
-  if (rc == SQLITE_OK) {
-    zSql = sqlite3_mprintf("SELECT key FROM \"%w\".\"%w_config\"", zDb, zTab);
-    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pSnap, NULL) : SQLITE_NOMEM;
-    sqlite3_free(zSql);
-  }
-  if (rc == SQLITE_OK) {
-    int rcStep = sqlite3_step(pSnap);
-    if (rcStep != SQLITE_ROW && rcStep != SQLITE_DONE) rc = sqlite3_reset(pSnap);
-  }
+  if (rc == SQLITE_OK) rc = colvecStorageSnapshot(db, zDb, zTab, &pSnap);
   if (rc == SQLITE_OK) {
     ColvecVtab *pTab = colvecVtabFind(db, zDb, zTab);
     if (pTab == NULL) {

@@ -1,8 +1,9 @@
 /*
 ** colvec_segment.c — the live segments of a table, as one connection sees
 ** them: finding the folder, opening and caching segment files, keeping
-** them in step with T_manifest and T_tomb, and reading rows and columns
-** out of them. See colvecInt.h for the interface.
+** them in step with the manifest and tombstones the table records
+** (colvec_storage.c), and reading rows and columns out of them. See
+** colvecInt.h for the interface.
 */
 #include "colvecInt.h"
 
@@ -51,38 +52,6 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
   return sqlite3_mprintf("%s-colvec" COLVEC_OS_SEP "%s", zFile, zFolder);
 }
 
-/* Returns non-zero when c is a letter, a digit, '_' or '-'. */
-static int segLegacyChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-/* Returns non-zero when c is an upper-case hexadecimal digit. */
-static int segHexUpper(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
-}
-
-/* Classifies a folder name read back from T_config; see colvecInt.h. */
-int colvecSegFolderCheck(const char *z, int n) {
-  int i, bId = n == COLVEC_FOLDER_ID_LEN;
-  if (z == NULL || n <= 0 || n > COLVEC_FOLDER_MAX) return 0;
-  for (i = 0; i < n && bId; i++) {
-    bId = (z[i] >= '0' && z[i] <= '9') || (z[i] >= 'a' && z[i] <= 'f');
-  }
-  if (bId) return COLVEC_FOLDER_ID;
-  /* the old layout: the table name, bytes other than [A-Za-z0-9_-] as %XX */
-  for (i = 0; i < n; i++) {
-    if (segLegacyChar(z[i])) continue;
-    if (z[i] == '%' && i + 2 < n && segHexUpper(z[i + 1]) &&
-        segHexUpper(z[i + 2])) {
-      i += 2;
-      continue;
-    }
-    return 0;
-  }
-  return COLVEC_FOLDER_LEGACY;
-}
-
 /* Returns non-zero for the names colvec gives segment files:
 ** one or more digits, then ".seg" or ".seg.tmp". */
 static int segIsSegmentName(const char *z) {
@@ -110,96 +79,6 @@ void colvecSegFolderRemove(const char *zDir) {
   colvecOsRmdir(zDir, NULL); /* fails, harmlessly, when other files remain */
 }
 
-/* Frees a list returned by colvecSegFolderList(). */
-void colvecSegFolderListFree(ColvecFolderList *pList) {
-  int i;
-  for (i = 0; i < pList->n; i++) {
-    sqlite3_free(pList->azTable[i]);
-    sqlite3_free(pList->azFolder[i]);
-  }
-  sqlite3_free(pList->azTable);
-  sqlite3_free(pList->azFolder);
-  memset(pList, 0, sizeof(*pList));
-}
-
-/*
-** Appends (zTable, the folder named in zTable's T_config) to pList.
-** Returns SQLITE_OK, or an error when the folder cannot be read.
-*/
-static int segFolderListAdd(sqlite3 *db, const char *zDb, const char *zTable,
-                            ColvecFolderList *pList) {
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", zDb,
-      zTable);
-  int rc;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) {
-    if (sqlite3_step(pStmt) == SQLITE_ROW) {
-      int n = pList->n;
-      if ((n & 15) == 0) {
-        char **a1 = sqlite3_realloc64(pList->azTable, sizeof(char *) * (n + 16));
-        char **a2 = a1 ? sqlite3_realloc64(pList->azFolder,
-                                           sizeof(char *) * (n + 16))
-                       : NULL;
-        if (a1) pList->azTable = a1;
-        if (a2) pList->azFolder = a2;
-        if (a2 == NULL) rc = SQLITE_NOMEM;
-      }
-      if (rc == SQLITE_OK) {
-        /* any value, even a damaged one, counts as named (text up to a NUL) */
-        const char *z = (const char *)sqlite3_column_text(pStmt, 0);
-        pList->azTable[n] = sqlite3_mprintf("%s", zTable);
-        pList->azFolder[n] = sqlite3_mprintf("%s", z ? z : "");
-        pList->n++;
-        if (pList->azTable[n] == NULL || pList->azFolder[n] == NULL) {
-          rc = SQLITE_NOMEM;
-        }
-      }
-    } else {
-      rc = SQLITE_CORRUPT_VTAB; /* no folder row: cannot tell what it names */
-    }
-    {
-      int rc2 = sqlite3_finalize(pStmt);
-      if (rc == SQLITE_OK) rc = rc2;
-    }
-  }
-  return rc;
-}
-
-/* Lists the folders every colvec table of a database names; see colvecInt.h. */
-int colvecSegFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
-                        ColvecFolderList *pList) {
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table' AND "
-      "sql LIKE 'CREATE VIRTUAL TABLE%%'",
-      zDb);
-  int rc;
-  memset(pList, 0, sizeof(*pList));
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
-    const char *zCreate = (const char *)sqlite3_column_text(pStmt, 1);
-    if (zName == NULL || zCreate == NULL) continue;
-    if (zSkip && sqlite3_stricmp(zName, zSkip) == 0) continue;
-    /* a colvec table's statement names the module; any other is skipped,
-    ** a table that merely mentions colvec must be readable as one */
-    if (sqlite3_strlike("%colvec%", zCreate, 0) != 0) continue;
-    rc = segFolderListAdd(db, zDb, zName, pList);
-  }
-  if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
-    if (rc == SQLITE_OK) rc = rc2;
-  }
-  if (rc != SQLITE_OK) colvecSegFolderListFree(pList);
-  return rc;
-}
-
 /* Removes orphan table folders; see colvecInt.h. */
 void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
   const char *zFile = sqlite3_db_filename(db, zDb);
@@ -211,10 +90,11 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
   zRoot = sqlite3_mprintf("%s-colvec", zFile);
   if (zRoot == NULL) return;
   if (colvecOsListDir(zRoot, NULL, &azName, &nName, NULL) == COLVEC_OK &&
-      nName > 0 && colvecSegFolderList(db, zDb, zSkip, &list) == SQLITE_OK) {
+      nName > 0 &&
+      colvecStorageFolderList(db, zDb, zSkip, &list) == SQLITE_OK) {
     for (i = 0; i < nName; i++) {
       int bNamed = 0;
-      if (colvecSegFolderCheck(azName[i], (int)strlen(azName[i])) !=
+      if (colvecStorageFolderCheck(azName[i], (int)strlen(azName[i])) !=
           COLVEC_FOLDER_ID) {
         continue; /* not a name colvec gives: not colvec's to remove */
       }
@@ -227,7 +107,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
         sqlite3_free(zDir);
       }
     }
-    colvecSegFolderListFree(&list);
+    colvecStorageFolderListFree(&list);
   }
   colvecOsListFree(azName, nName);
   sqlite3_free(zRoot);
@@ -286,8 +166,8 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
 
 /* Opens the set; see colvecInt.h. */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       const char *zFolder, ColvecSegTable **pp,
-                       char **pzErr) {
+                       ColvecStorage *pStorage, const char *zFolder,
+                       ColvecSegTable **pp, char **pzErr) {
   ColvecSegTable *p = sqlite3_malloc(sizeof(ColvecSegTable));
   const char *zFile = sqlite3_db_filename(db, pConfig->zDb);
   int rc = SQLITE_OK;
@@ -296,6 +176,7 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   memset(p, 0, sizeof(*p));
   p->db = db;
   p->pConfig = pConfig;
+  p->pStorage = pStorage;
   if (zFile == NULL || zFile[0] == 0) {
     /* no file: a private temporary folder */
     char *zTemp = NULL;
@@ -345,7 +226,6 @@ void colvecSegTableClose(ColvecSegTable *p) {
     int i;
     for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
-    sqlite3_finalize(p->pVersion);
     if (p->bTempDir && p->zDir) colvecSegFolderRemove(p->zDir);
     sqlite3_free(p->zDir);
     sqlite3_free(p);
@@ -374,20 +254,13 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
   const ColvecConfig *pC = p->pConfig;
   const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
   const char *zBase = zFile ? colvecOsBaseName(zFile) : "";
-  sqlite3_stmt *pStmt = NULL;
   sqlite3_int64 iNext = 0;
   char **azName = NULL;
   int nName = 0, nNewer = 0, nOlder = 0, i;
-  char *zSql = sqlite3_mprintf(
-      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='next_segid'",
-      pC->zDb, pC->zName);
-  if (zSql == NULL) return SQLITE_NOMEM;
-  if (sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
-      sqlite3_step(pStmt) == SQLITE_ROW) {
-    iNext = sqlite3_column_int64(pStmt, 0);
+  if (colvecStorageConfigGet(p->pStorage, "next_segid", &iNext) ==
+      SQLITE_NOMEM) {
+    return SQLITE_NOMEM;
   }
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
   if (colvecOsListDir(p->zDir, ".seg", &azName, &nName, NULL) == COLVEC_OK) {
     for (i = 0; i < nName; i++) {
       const char *z = azName[i];
@@ -493,64 +366,93 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   return SQLITE_OK;
 }
 
+/* Where the tombstones being loaded go (segAddTomb's context). */
+typedef struct SegTombs SegTombs;
+struct SegTombs {
+  ColvecSegTable *p; /* the set, its segments' nTomb zeroed */
+  int iSeg;          /* index in p->apSeg of the last segid seen */
+};
+
 /*
-** Returns PRAGMA data_version of the table's schema in *piVersion.
+** colvecStorageTombScan callback: appends tombstone (iSegid, iRowid) to its
+** segment in the set of pCtx (a SegTombs *); tombstones of segments not in
+** the set are skipped. They come sorted by segid, then rowid, so the set
+** is walked once. Returns SQLITE_OK or SQLITE_NOMEM.
 */
-static int segDataVersion(ColvecSegTable *p, sqlite3_int64 *piVersion) {
-  int rc = SQLITE_OK;
-  if (p->pVersion == NULL) {
-    char *zSql = sqlite3_mprintf("PRAGMA \"%w\".data_version", p->pConfig->zDb);
-    if (zSql == NULL) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v3(p->db, zSql, -1, SQLITE_PREPARE_PERSISTENT,
-                            &p->pVersion, NULL);
-    sqlite3_free(zSql);
-    if (rc != SQLITE_OK) return rc;
+static int segAddTomb(void *pCtx, sqlite3_int64 iSegid, sqlite3_int64 iRowid) {
+  SegTombs *pT = (SegTombs *)pCtx;
+  ColvecSegTable *p = pT->p;
+  ColvecSegHandle *h;
+  while (pT->iSeg < p->nSeg && p->apSeg[pT->iSeg]->iSegid < iSegid) {
+    pT->iSeg++;
   }
-  if (sqlite3_step(p->pVersion) == SQLITE_ROW) {
-    *piVersion = sqlite3_column_int64(p->pVersion, 0);
+  if (pT->iSeg >= p->nSeg || p->apSeg[pT->iSeg]->iSegid != iSegid) {
+    return SQLITE_OK;
   }
-  return sqlite3_reset(p->pVersion);
+  h = p->apSeg[pT->iSeg];
+  if (h->nTomb == h->nTombAlloc) {
+    int64_t nNew = h->nTombAlloc ? h->nTombAlloc * 2 : 64;
+    int64_t *aNew = sqlite3_realloc64(h->aTomb, (sqlite3_uint64)nNew * 8);
+    if (aNew == NULL) return SQLITE_NOMEM;
+    h->aTomb = aNew;
+    h->nTombAlloc = nNew;
+  }
+  h->aTomb[h->nTomb++] = iRowid;
+  return SQLITE_OK;
 }
 
 /*
-** Re-reads the tombstones of every live segment from T_tomb.
+** Re-reads the tombstones of every live segment. Returns SQLITE_OK or an
+** error with *pzErr set (not for SQLITE_NOMEM).
 */
 static int segLoadTombs(ColvecSegTable *p, char **pzErr) {
-  const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT segid, rowid FROM \"%w\".\"%w_tomb\" ORDER BY segid, rowid",
-      pC->zDb, pC->zName);
-  int rc, i, iSeg = 0;
-  if (zSql == NULL) return SQLITE_NOMEM;
+  SegTombs t;
+  int i;
   for (i = 0; i < p->nSeg; i++) p->apSeg[i]->nTomb = 0;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    int64_t iSegid = sqlite3_column_int64(pStmt, 0);
-    ColvecSegHandle *h;
-    while (iSeg < p->nSeg && p->apSeg[iSeg]->iSegid < iSegid) iSeg++;
-    if (iSeg >= p->nSeg || p->apSeg[iSeg]->iSegid != iSegid) continue;
-    h = p->apSeg[iSeg];
-    if (h->nTomb == h->nTombAlloc) {
-      int64_t nNew = h->nTombAlloc ? h->nTombAlloc * 2 : 64;
-      int64_t *aNew = sqlite3_realloc64(h->aTomb, (sqlite3_uint64)nNew * 8);
-      if (aNew == NULL) {
-        rc = SQLITE_NOMEM;
-        break;
-      }
-      h->aTomb = aNew;
-      h->nTombAlloc = nNew;
+  t.p = p;
+  t.iSeg = 0;
+  return colvecStorageTombScan(p->pStorage, segAddTomb, &t, pzErr);
+}
+
+/* The set being built by a refresh (segAddSeg's context). */
+typedef struct SegRefresh SegRefresh;
+struct SegRefresh {
+  ColvecSegTable *p;       /* the set; apSeg holds the old segments */
+  ColvecSegHandle **apNew; /* the new set, ascending segid */
+  int nNew;                /* entries of apNew */
+  int nAlloc;              /* allocated entries of apNew */
+};
+
+/*
+** colvecStorageManifestScan callback: appends live segment iSegid (nRow
+** rows, header checksum cksum) to the new set of pCtx (a SegRefresh *),
+** reusing the old set's handle when it is the same file, else opening it.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int segAddSeg(void *pCtx, sqlite3_int64 iSegid, sqlite3_int64 nRow,
+                     sqlite3_uint64 cksum, char **pzErr) {
+  SegRefresh *pR = (SegRefresh *)pCtx;
+  ColvecSegTable *p = pR->p;
+  ColvecSegHandle *h = NULL;
+  int rc = SQLITE_OK, i;
+  if (pR->nNew == pR->nAlloc) {
+    ColvecSegHandle **a;
+    int nAlloc = pR->nAlloc ? pR->nAlloc * 2 : 16;
+    a = sqlite3_realloc64(pR->apNew, sizeof(*a) * (sqlite3_uint64)nAlloc);
+    if (a == NULL) return SQLITE_NOMEM;
+    pR->apNew = a;
+    pR->nAlloc = nAlloc;
+  }
+  for (i = 0; i < p->nSeg; i++) {
+    ColvecSegHandle *pOld = p->apSeg[i];
+    if (pOld && pOld->iSegid == iSegid && pOld->cksum == cksum) {
+      h = pOld;
+      p->apSeg[i] = NULL; /* moved to the new set */
+      break;
     }
-    h->aTomb[h->nTomb++] = sqlite3_column_int64(pStmt, 1);
   }
-  if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
-    if (rc == SQLITE_OK) rc = rc2;
-  }
-  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
-    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
-  }
+  if (h == NULL) rc = segHandleOpen(p, iSegid, cksum, nRow, &h, pzErr);
+  if (rc == SQLITE_OK) pR->apNew[pR->nNew++] = h;
   return rc;
 }
 
@@ -558,62 +460,21 @@ static int segLoadTombs(ColvecSegTable *p, char **pzErr) {
 int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   sqlite3_int64 iVersion = 0;
-  sqlite3_stmt *pStmt = NULL;
-  ColvecSegHandle **apNew = NULL;
-  int nNew = 0, nAlloc = 0, i;
-  char *zSql;
-  int rc = segDataVersion(p, &iVersion);
+  SegRefresh r;
+  int i;
+  int rc = colvecStorageDataVersion(p->pStorage, &iVersion);
   if (rc != SQLITE_OK) return rc;
   if (p->bValid && iVersion == p->iDataVersion &&
       p->iLocalGen == p->iLocalGenNow) {
     return SQLITE_OK;
   }
-  zSql = sqlite3_mprintf(
-      "SELECT segid, nrow, cksum FROM \"%w\".\"%w_manifest\" ORDER BY segid",
-      pC->zDb, pC->zName);
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
-    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
-  }
-  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    int64_t iSegid = sqlite3_column_int64(pStmt, 0);
-    int64_t nRow = sqlite3_column_int64(pStmt, 1);
-    uint64_t cksum = (uint64_t)sqlite3_column_int64(pStmt, 2);
-    ColvecSegHandle *h = NULL;
-    if (nNew == nAlloc) {
-      ColvecSegHandle **a;
-      nAlloc = nAlloc ? nAlloc * 2 : 16;
-      a = sqlite3_realloc64(apNew, sizeof(*a) * (sqlite3_uint64)nAlloc);
-      if (a == NULL) {
-        rc = SQLITE_NOMEM;
-        break;
-      }
-      apNew = a;
-    }
-    for (i = 0; i < p->nSeg; i++) {
-      ColvecSegHandle *pOld = p->apSeg[i];
-      if (pOld && pOld->iSegid == iSegid && pOld->cksum == cksum) {
-        h = pOld;
-        p->apSeg[i] = NULL; /* moved to the new set */
-        break;
-      }
-    }
-    if (h == NULL) rc = segHandleOpen(p, iSegid, cksum, nRow, &h, pzErr);
-    if (rc == SQLITE_OK) apNew[nNew++] = h;
-  }
-  if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
-    if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
-      rc = rc2;
-      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
-    }
-  }
+  memset(&r, 0, sizeof(r));
+  r.p = p;
+  rc = colvecStorageManifestScan(p->pStorage, segAddSeg, &r, pzErr);
   for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(pC, p->apSeg[i]);
   sqlite3_free(p->apSeg);
-  p->apSeg = apNew;
-  p->nSeg = nNew;
+  p->apSeg = r.apNew;
+  p->nSeg = r.nNew;
   if (rc == SQLITE_OK) rc = segLoadTombs(p, pzErr);
   p->bValid = rc == SQLITE_OK;
   p->iDataVersion = iVersion;

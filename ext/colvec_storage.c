@@ -1,6 +1,8 @@
 /*
-** colvec_storage.c — the shadow tables of a colvec table and the rows of
-** its delta.
+** colvec_storage.c — the shadow tables of a colvec table. Every SQL
+** statement colvec runs on them, and on the pragmas it reads, is here; the
+** other files call the functions below (colvecInt.h, "Interface to code in
+** colvec_storage.c") and never see SQL text or a shadow-table name.
 **
 **   T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
 **       'version' -> COLVEC_FORMAT_VERSION when the table was created;
@@ -9,6 +11,22 @@
 **   T_delta(rowid INTEGER PRIMARY KEY, c0, c1, ...)
 **       one row per table row; ci holds user column i, vectors as BLOBs of
 **       the column's binary form, attributes with the declared affinity.
+**   T_manifest(segid INTEGER PRIMARY KEY, nrow, cksum, level)
+**       the live segment files, their header checksums and tiers.
+**   T_tomb(segid, rowid, PRIMARY KEY(segid, rowid)) WITHOUT ROWID
+**       rows of segment segid deleted or replaced since it was written.
+**   T_trash(segid INTEGER PRIMARY KEY, generation)
+**       segments dropped by a merge, with the generation of the write
+**       transaction that dropped them (negated when that transaction had
+**       also created them); see colvecCompactCleanup.
+**
+** Statements are known by an id (STORAGE_*, below). Each is prepared on
+** first use (SQLITE_PREPARE_PERSISTENT), kept in ColvecStorage.apStmt,
+** reset after every use and finalized when the table disconnects. Only
+** statements whose text depends on the call are prepared each time: the
+** DDL (CREATE, DROP, RENAME, the check that the tables exist), an UPDATE
+** of the columns given, a delta SELECT with the plan's filters, and the
+** reads of other tables' T_config.
 **
 ** Everything here goes through SQLite's own pages, so transactions,
 ** savepoints and crash recovery of the rows come from SQLite itself.
@@ -18,14 +36,91 @@
 #include <math.h>
 #include <string.h>
 
-/* Indexes of the cached statements in ColvecStorage.apStmt. */
-#define STORAGE_INSERT 0         /* INSERT INTO T_delta */
+/*
+** Ids of the cached statements, indexes into ColvecStorage.apStmt and
+** storageSql[]. The first three are built from the column list; the others
+** are the format strings of storageSql[] (schema and table name).
+*/
+#define STORAGE_INSERT 0         /* INSERT INTO T_delta(rowid, c0..) */
 #define STORAGE_INSERT_REPLACE 1 /* INSERT OR REPLACE INTO T_delta */
 #define STORAGE_INSERT_IGNORE 2  /* INSERT OR IGNORE INTO T_delta */
-#define STORAGE_DELETE 3         /* DELETE FROM T_delta WHERE rowid=? */
-#define STORAGE_EXISTS 4         /* SELECT 1 FROM T_delta WHERE rowid=? */
+#define STORAGE_DELTA_DELETE 3   /* one delta row, by rowid */
+#define STORAGE_DELTA_EXISTS 4   /* whether a delta rowid exists */
+#define STORAGE_DELTA_STAT 5     /* delta row count and largest rowid */
+#define STORAGE_DELTA_CLEAR 6    /* every delta row */
+#define STORAGE_CONFIG_GET 7     /* one T_config value */
+#define STORAGE_CONFIG_SET 8     /* writes one T_config value */
+#define STORAGE_MANIFEST_ADD 9   /* a new live segment */
+#define STORAGE_MANIFEST_DEL 10  /* a segment leaves the live set */
+#define STORAGE_MANIFEST_SCAN 11 /* the live segments, by segid */
+#define STORAGE_TOMB_ADD 12      /* a tombstone */
+#define STORAGE_TOMB_DROP 13     /* the tombstones of one segment */
+#define STORAGE_TOMB_SCAN 14     /* every tombstone, by segid and rowid */
+#define STORAGE_TRASH_ADD 15     /* a dropped segment, with its generation */
+#define STORAGE_TRASH_PRUNE 16   /* trash rows no reader can need */
+#define STORAGE_SEG_NEEDED 17    /* whether a row names a segment file */
+#define STORAGE_DATA_VERSION 18  /* PRAGMA data_version of the schema */
+#define STORAGE_JOURNAL_MODE 19  /* PRAGMA journal_mode of the schema */
+#define STORAGE_NSTMT 20         /* number of ids */
 
-/* Shadow-table suffixes, for DROP and RENAME. */
+#if STORAGE_NSTMT > COLVEC_STORAGE_NSTMT
+#error "ColvecStorage.apStmt is too small"
+#endif
+
+/*
+** SQL of each statement id from STORAGE_DELTA_DELETE on: an sqlite3_mprintf
+** format that storageStmt gives the schema and the table name, twice (a
+** format naming one table, or only the schema, leaves the rest unused).
+** Parameters are described here when more than a key is bound, else by
+** the function that binds them.
+*/
+static const char *const storageSql[STORAGE_NSTMT] = {
+    /* STORAGE_INSERT, _REPLACE, _IGNORE: built by storageStmt */
+    NULL,
+    NULL,
+    NULL,
+    /* STORAGE_DELTA_DELETE */
+    "DELETE FROM \"%w\".\"%w_delta\" WHERE rowid=?1",
+    /* STORAGE_DELTA_EXISTS */
+    "SELECT 1 FROM \"%w\".\"%w_delta\" WHERE rowid=?1",
+    /* STORAGE_DELTA_STAT */
+    "SELECT count(*), max(rowid) FROM \"%w\".\"%w_delta\"",
+    /* STORAGE_DELTA_CLEAR */
+    "DELETE FROM \"%w\".\"%w_delta\"",
+    /* STORAGE_CONFIG_GET */
+    "SELECT value FROM \"%w\".\"%w_config\" WHERE key=?1",
+    /* STORAGE_CONFIG_SET */
+    "REPLACE INTO \"%w\".\"%w_config\" VALUES(?1, ?2)",
+    /* STORAGE_MANIFEST_ADD */
+    "INSERT INTO \"%w\".\"%w_manifest\" VALUES(?1, ?2, ?3, ?4)",
+    /* STORAGE_MANIFEST_DEL */
+    "DELETE FROM \"%w\".\"%w_manifest\" WHERE segid=?1",
+    /* STORAGE_MANIFEST_SCAN */
+    "SELECT segid, nrow, cksum FROM \"%w\".\"%w_manifest\" ORDER BY segid",
+    /* STORAGE_TOMB_ADD */
+    "INSERT INTO \"%w\".\"%w_tomb\" VALUES(?1, ?2)",
+    /* STORAGE_TOMB_DROP */
+    "DELETE FROM \"%w\".\"%w_tomb\" WHERE segid=?1",
+    /* STORAGE_TOMB_SCAN */
+    "SELECT segid, rowid FROM \"%w\".\"%w_tomb\" ORDER BY segid, rowid",
+    /* STORAGE_TRASH_ADD */
+    "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(?1, ?2)",
+    /* STORAGE_TRASH_PRUNE: ?1 the newest committed generation no longer
+    ** kept (iKeep of colvecCompactCleanup), ?2 the current generation */
+    "DELETE FROM \"%w\".\"%w_trash\" WHERE "
+    "(generation>=0 AND generation<=?1) OR (generation<0 AND generation<>-?2)",
+    /* STORAGE_SEG_NEEDED: ?1 segid, ?2 and ?3 as for STORAGE_TRASH_PRUNE,
+    ** ?4 non-zero: any trash row counts */
+    "SELECT 1 FROM \"%w\".\"%w_manifest\" WHERE segid=?1 UNION ALL "
+    "SELECT 1 FROM \"%w\".\"%w_trash\" WHERE segid=?1 AND "
+    "((generation>=0 AND generation>?2) OR generation=-?3 OR ?4)",
+    /* STORAGE_DATA_VERSION */
+    "PRAGMA \"%w\".data_version",
+    /* STORAGE_JOURNAL_MODE */
+    "PRAGMA \"%w\".journal_mode",
+};
+
+/* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME. */
 static const char *const storageSuffix[] = {"config", "delta", "manifest",
                                             "tomb", "trash"};
 #define STORAGE_NSHADOW 5
@@ -47,40 +142,32 @@ static int storageExec(sqlite3 *db, char *zSql, char **pzErr) {
 
 /*
 ** Returns cached statement iStmt of p, preparing it on first use, or NULL
-** with *pRc set on error.
+** with *pRc set on error. The caller resets it after use.
 */
 static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
   if (*pRc != SQLITE_OK) return NULL;
   if (p->apStmt[iStmt] == NULL) {
     const ColvecConfig *pC = p->pConfig;
-    sqlite3_str *pStr = sqlite3_str_new(p->db);
     char *zSql;
-    int i;
-    switch (iStmt) {
-    case STORAGE_INSERT:
-    case STORAGE_INSERT_REPLACE:
-    case STORAGE_INSERT_IGNORE:
+    if (iStmt <= STORAGE_INSERT_IGNORE) {
+      sqlite3_str *pStr = sqlite3_str_new(p->db);
+      int i;
       sqlite3_str_appendf(pStr, "INSERT %s INTO \"%w\".\"%w_delta\"(rowid",
                           iStmt == STORAGE_INSERT_REPLACE  ? "OR REPLACE"
                           : iStmt == STORAGE_INSERT_IGNORE ? "OR IGNORE"
                                                            : "",
                           pC->zDb, pC->zName);
-      for (i = 0; i < pC->nCol; i++) sqlite3_str_appendf(pStr, ", c%d", i);
+      for (i = 0; i < pC->nCol; i++)
+        sqlite3_str_appendf(pStr, ", c%d", i);
       sqlite3_str_appendall(pStr, ") VALUES(?");
-      for (i = 0; i < pC->nCol; i++) sqlite3_str_appendall(pStr, ", ?");
+      for (i = 0; i < pC->nCol; i++)
+        sqlite3_str_appendall(pStr, ", ?");
       sqlite3_str_appendall(pStr, ")");
-      break;
-    case STORAGE_DELETE:
-      sqlite3_str_appendf(pStr, "DELETE FROM \"%w\".\"%w_delta\" WHERE rowid=?",
-                          pC->zDb, pC->zName);
-      break;
-    default: /* STORAGE_EXISTS */
-      sqlite3_str_appendf(pStr,
-                          "SELECT 1 FROM \"%w\".\"%w_delta\" WHERE rowid=?",
-                          pC->zDb, pC->zName);
-      break;
+      zSql = sqlite3_str_finish(pStr);
+    } else {
+      zSql = sqlite3_mprintf(storageSql[iStmt], pC->zDb, pC->zName, pC->zDb,
+                             pC->zName);
     }
-    zSql = sqlite3_str_finish(pStr);
     if (zSql == NULL) {
       *pRc = SQLITE_NOMEM;
       return NULL;
@@ -90,6 +177,39 @@ static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
     sqlite3_free(zSql);
   }
   return p->apStmt[iStmt];
+}
+
+/*
+** Steps a write statement once and resets it, clearing its bindings.
+** Returns SQLITE_OK or the error (SQLITE_CONSTRAINT for a taken rowid).
+*/
+static int storageStepWrite(sqlite3_stmt *pStmt) {
+  int rc = sqlite3_step(pStmt);
+  int rc2 = sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return rc2;
+  return rc2 != SQLITE_OK ? rc2 : rc;
+}
+
+/*
+** Runs cached write statement iStmt with up to three integer parameters
+** (nArg of them: a1, a2, a3). Returns SQLITE_OK or the error, with *pzErr
+** set to "colvec: <SQLite's message>" when pzErr is not NULL.
+*/
+static int storageWrite(ColvecStorage *p, int iStmt, int nArg, sqlite3_int64 a1,
+                        sqlite3_int64 a2, sqlite3_int64 a3, char **pzErr) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, iStmt, &rc);
+  if (pStmt) {
+    if (nArg > 0) sqlite3_bind_int64(pStmt, 1, a1);
+    if (nArg > 1) sqlite3_bind_int64(pStmt, 2, a2);
+    if (nArg > 2) sqlite3_bind_int64(pStmt, 3, a3);
+    rc = storageStepWrite(pStmt);
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && pzErr) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
 }
 
 /*
@@ -280,18 +400,6 @@ int colvecStorageRename(ColvecStorage *p, const char *zNew) {
   return rc;
 }
 
-/*
-** Steps a write statement once and resets it, clearing its bindings.
-** Returns SQLITE_OK or the error (SQLITE_CONSTRAINT for a taken rowid).
-*/
-static int storageStepWrite(sqlite3_stmt *pStmt) {
-  int rc = sqlite3_step(pStmt);
-  int rc2 = sqlite3_reset(pStmt);
-  sqlite3_clear_bindings(pStmt);
-  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return rc2;
-  return rc2 != SQLITE_OK ? rc2 : rc;
-}
-
 /* Binds cell pCell to parameter iBind of pStmt. */
 static void storageBindCell(sqlite3_stmt *pStmt, int iBind,
                             const ColvecCell *pCell) {
@@ -315,7 +423,7 @@ static int storageCellSet(const ColvecCell *pCell) {
 /* Returns 1 when row iRowid exists, 0 when not, or a negative error code. */
 static int storageExists(ColvecStorage *p, sqlite3_int64 iRowid) {
   int rc = SQLITE_OK;
-  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_EXISTS, &rc);
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DELTA_EXISTS, &rc);
   int bFound;
   if (pStmt == NULL) return -rc;
   sqlite3_bind_int64(pStmt, 1, iRowid);
@@ -416,7 +524,7 @@ int colvecStorageInsertWith(ColvecStorage *p, sqlite3_int64 iRowid,
 /* Deletes one row. */
 int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid) {
   int rc = SQLITE_OK;
-  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DELETE, &rc);
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DELTA_DELETE, &rc);
   if (pStmt == NULL) return rc;
   sqlite3_bind_int64(pStmt, 1, iRowid);
   return storageStepWrite(pStmt);
@@ -635,16 +743,10 @@ int colvecStorageCheck(ColvecStorage *p, char **pzErr) {
 /* Reads integer key zKey of T_config into *piVal; see colvecInt.h. */
 int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
                            sqlite3_int64 *piVal) {
-  const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT value FROM \"%w\".\"%w_config\" WHERE key=%Q", pC->zDb,
-      pC->zName, zKey);
-  int rc;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return rc;
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_CONFIG_GET, &rc);
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_text(pStmt, 1, zKey, -1, SQLITE_STATIC);
   rc = sqlite3_step(pStmt);
   if (rc == SQLITE_ROW) {
     *piVal = sqlite3_column_int64(pStmt, 0);
@@ -654,34 +756,32 @@ int colvecStorageConfigGet(ColvecStorage *p, const char *zKey,
   }
   /* any other code is an error of the read (SQLITE_SCHEMA inside xConnect,
   ** SQLITE_BUSY, ...), never "missing": the caller passes it on */
-  sqlite3_finalize(pStmt);
+  sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
   return rc;
 }
 
-/* Writes integer key zKey of T_config. */
+/* Writes integer key zKey of T_config; see colvecInt.h. */
 int colvecStorageConfigSet(ColvecStorage *p, const char *zKey,
                            sqlite3_int64 iVal) {
-  const ColvecConfig *pC = p->pConfig;
-  return storageExec(
-      p->db,
-      sqlite3_mprintf("REPLACE INTO \"%w\".\"%w_config\" VALUES(%Q, %lld)",
-                      pC->zDb, pC->zName, zKey, iVal),
-      NULL);
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_CONFIG_SET, &rc);
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_text(pStmt, 1, zKey, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(pStmt, 2, iVal);
+  return storageStepWrite(pStmt);
 }
 
 /* Reads and validates the segment folder name; see colvecInt.h. */
 int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", pC->zDb,
-      pC->zName);
-  int rc;
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_CONFIG_GET, &rc);
   *pzFolder = NULL;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+  if (pStmt) {
+    sqlite3_bind_text(pStmt, 1, "folder", -1, SQLITE_STATIC);
+    rc = sqlite3_step(pStmt);
+  }
   if (rc == SQLITE_ROW) {
     /* untrusted: a TEXT value without NUL that names a folder directly
     ** under <db>-colvec/, checked before any file is touched */
@@ -689,8 +789,8 @@ int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr) {
     const char *z = (const char *)sqlite3_column_text(pStmt, 0);
     int n = sqlite3_column_bytes(pStmt, 0);
     rc = SQLITE_OK;
-    if (eType != SQLITE_TEXT || z == NULL ||
-        (int)strlen(z) != n || colvecSegFolderCheck(z, n) == 0) {
+    if (eType != SQLITE_TEXT || z == NULL || (int)strlen(z) != n ||
+        colvecStorageFolderCheck(z, n) == 0) {
       *pzErr = sqlite3_mprintf(
           "colvec: table %s: invalid segment folder name in %s_config (it "
           "must name a folder directly under the database's -colvec "
@@ -709,13 +809,8 @@ int colvecStorageFolder(ColvecStorage *p, char **pzFolder, char **pzErr) {
   } else if (rc != SQLITE_NOMEM) {
     *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
   }
-  sqlite3_finalize(pStmt);
+  if (pStmt) sqlite3_reset(pStmt);
   return rc;
-}
-
-/* Runs one statement built with sqlite3_mprintf; see colvecInt.h. */
-int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr) {
-  return storageExec(p->db, zSql, pzErr);
 }
 
 /*
@@ -724,24 +819,17 @@ int colvecStorageExec(ColvecStorage *p, char *zSql, char **pzErr) {
 */
 int colvecStorageDeltaStat(ColvecStorage *p, sqlite3_int64 *pn,
                            sqlite3_int64 *piMax) {
-  const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf(
-      "SELECT count(*), max(rowid) FROM \"%w\".\"%w_delta\"", pC->zDb,
-      pC->zName);
-  int rc;
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DELTA_STAT, &rc);
   if (piMax) *piMax = INT64_MIN;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc != SQLITE_OK) return rc;
+  if (pStmt == NULL) return rc;
   if (sqlite3_step(pStmt) == SQLITE_ROW) {
     if (pn) *pn = sqlite3_column_int64(pStmt, 0);
     if (piMax && sqlite3_column_type(pStmt, 1) != SQLITE_NULL) {
       *piMax = sqlite3_column_int64(pStmt, 1);
     }
   }
-  return sqlite3_finalize(pStmt);
+  return sqlite3_reset(pStmt);
 }
 
 /* Returns 1 when delta row iRowid exists, 0 when not, negative on error. */
@@ -749,11 +837,18 @@ int colvecStorageDeltaHas(ColvecStorage *p, sqlite3_int64 iRowid) {
   return storageExists(p, iRowid);
 }
 
+/* Empties the delta; see colvecInt.h. */
+int colvecStorageDeltaClear(ColvecStorage *p, char **pzErr) {
+  return storageWrite(p, STORAGE_DELTA_CLEAR, 0, 0, 0, 0, pzErr);
+}
+
 /* Loads every delta row into batch pBatch; see colvecInt.h. */
-int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr) {
+int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch,
+                           char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   sqlite3_stmt *pStmt = NULL;
-  ColvecCell *aCell = sqlite3_malloc64(sizeof(ColvecCell) * (sqlite3_uint64)pC->nCol);
+  ColvecCell *aCell =
+      sqlite3_malloc64(sizeof(ColvecCell) * (sqlite3_uint64)pC->nCol);
   int rc;
   if (aCell == NULL) return SQLITE_NOMEM;
   rc = colvecStorageSelect(p, -1, NULL, NULL, 0, &pStmt, pzErr);
@@ -778,6 +873,343 @@ int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr) 
     if (rc == SQLITE_OK) rc = rc2;
   }
   sqlite3_free(aCell);
+  return rc;
+}
+
+/*************************************************************************
+** The segments recorded for the table: T_manifest, T_tomb, T_trash.
+*/
+
+/* Records a new live segment; see colvecInt.h. */
+int colvecStorageManifestAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                             sqlite3_int64 nRow, sqlite3_uint64 cksum,
+                             int iLevel, char **pzErr) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_MANIFEST_ADD, &rc);
+  if (pStmt) {
+    sqlite3_bind_int64(pStmt, 1, iSegid);
+    sqlite3_bind_int64(pStmt, 2, nRow);
+    sqlite3_bind_int64(pStmt, 3, (sqlite3_int64)cksum);
+    sqlite3_bind_int64(pStmt, 4, iLevel);
+    rc = storageStepWrite(pStmt);
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Moves a segment from the manifest to the trash; see colvecInt.h. */
+int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
+                              sqlite3_int64 iGen, char **pzErr) {
+  int rc = storageWrite(p, STORAGE_MANIFEST_DEL, 1, iSegid, 0, 0, pzErr);
+  if (rc == SQLITE_OK) {
+    rc = storageWrite(p, STORAGE_TOMB_DROP, 1, iSegid, 0, 0, pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = storageWrite(p, STORAGE_TRASH_ADD, 2, iSegid, iGen, 0, pzErr);
+  }
+  return rc;
+}
+
+/* Steps through the live segments; see colvecInt.h. */
+int colvecStorageManifestScan(ColvecStorage *p,
+                              int (*xSeg)(void *, sqlite3_int64, sqlite3_int64,
+                                          sqlite3_uint64, char **),
+                              void *pCtx, char **pzErr) {
+  int rc = SQLITE_OK, rcCb = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_MANIFEST_SCAN, &rc);
+  while (pStmt && rcCb == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    rcCb = xSeg(pCtx, sqlite3_column_int64(pStmt, 0),
+                sqlite3_column_int64(pStmt, 1),
+                (sqlite3_uint64)sqlite3_column_int64(pStmt, 2), pzErr);
+  }
+  if (pStmt) rc = sqlite3_reset(pStmt);
+  if (rcCb != SQLITE_OK) return rcCb;
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Records a tombstone; see colvecInt.h. */
+int colvecStorageTombAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                         sqlite3_int64 iRowid, char **pzErr) {
+  return storageWrite(p, STORAGE_TOMB_ADD, 2, iSegid, iRowid, 0, pzErr);
+}
+
+/* Steps through every tombstone; see colvecInt.h. */
+int colvecStorageTombScan(ColvecStorage *p,
+                          int (*xTomb)(void *, sqlite3_int64, sqlite3_int64),
+                          void *pCtx, char **pzErr) {
+  int rc = SQLITE_OK, rcCb = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_TOMB_SCAN, &rc);
+  while (pStmt && rcCb == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    rcCb = xTomb(pCtx, sqlite3_column_int64(pStmt, 0),
+                 sqlite3_column_int64(pStmt, 1));
+  }
+  if (pStmt) rc = sqlite3_reset(pStmt);
+  if (rcCb != SQLITE_OK) rc = rcCb;
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Whether a row still names a segment file; see colvecInt.h. */
+int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
+                           sqlite3_int64 iKeep, sqlite3_int64 iGen,
+                           int bAnyTrash) {
+  int rc = SQLITE_OK, bNeeded;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_SEG_NEEDED, &rc);
+  if (pStmt == NULL) return -rc;
+  sqlite3_bind_int64(pStmt, 1, iSegid);
+  sqlite3_bind_int64(pStmt, 2, iKeep);
+  sqlite3_bind_int64(pStmt, 3, iGen);
+  sqlite3_bind_int(pStmt, 4, bAnyTrash);
+  bNeeded = sqlite3_step(pStmt) == SQLITE_ROW;
+  rc = sqlite3_reset(pStmt);
+  return rc == SQLITE_OK ? bNeeded : -rc;
+}
+
+/* Integrity check of one segment file's name; see colvecInt.h. */
+int colvecStorageSegNamed(ColvecStorage *p, sqlite3_int64 iSegid,
+                          const char *zFile, char **pzErr) {
+  /* any trash row counts, however old: its file may await cleanup */
+  int bNamed = colvecStorageSegNeeded(p, iSegid, 0, 0, 1);
+  if (bNamed < 0) return -bNamed;
+  if (bNamed == 0) {
+    const char *zName = p->pConfig->zName;
+    *pzErr = sqlite3_mprintf(
+        "colvec: integrity-check: table %s: segment file %s is named by no "
+        "row of %s_manifest or %s_trash",
+        zName, zFile, zName, zName);
+    return COLVEC_CORRUPT_VTAB;
+  }
+  return SQLITE_OK;
+}
+
+/* Drops trash rows no reader can need; see colvecInt.h. */
+int colvecStorageTrashPrune(ColvecStorage *p, sqlite3_int64 iKeep,
+                            sqlite3_int64 iGen, char **pzErr) {
+  return storageWrite(p, STORAGE_TRASH_PRUNE, 2, iKeep, iGen, 0, pzErr);
+}
+
+/*************************************************************************
+** Pragmas of the table's schema.
+*/
+
+/* PRAGMA data_version of the table's schema; see colvecInt.h. */
+int colvecStorageDataVersion(ColvecStorage *p, sqlite3_int64 *piVersion) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_DATA_VERSION, &rc);
+  if (pStmt == NULL) return rc;
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    *piVersion = sqlite3_column_int64(pStmt, 0);
+  }
+  return sqlite3_reset(pStmt);
+}
+
+/* Whether the table's database is in WAL mode; see colvecInt.h. */
+int colvecStorageIsWal(ColvecStorage *p) {
+  int rc = SQLITE_OK, bWal = 0;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_JOURNAL_MODE, &rc);
+  if (pStmt == NULL) return 0;
+  if (sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+    bWal = z && sqlite3_stricmp(z, "wal") == 0;
+  }
+  sqlite3_reset(pStmt);
+  return bWal;
+}
+
+/*************************************************************************
+** The names of the shadow tables and the folders of every table.
+*/
+
+/* Returns non-zero when c is a letter, a digit, '_' or '-'. */
+static int storageLegacyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/* Returns non-zero when c is an upper-case hexadecimal digit. */
+static int storageHexUpper(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+}
+
+/* Classifies a folder name read back from T_config; see colvecInt.h. */
+int colvecStorageFolderCheck(const char *z, int n) {
+  int i, bId = n == COLVEC_FOLDER_ID_LEN;
+  if (z == NULL || n <= 0 || n > COLVEC_FOLDER_MAX) return 0;
+  for (i = 0; i < n && bId; i++) {
+    bId = (z[i] >= '0' && z[i] <= '9') || (z[i] >= 'a' && z[i] <= 'f');
+  }
+  if (bId) return COLVEC_FOLDER_ID;
+  /* the old layout: the table name, bytes other than [A-Za-z0-9_-] as %XX */
+  for (i = 0; i < n; i++) {
+    if (storageLegacyChar(z[i])) continue;
+    if (z[i] == '%' && i + 2 < n && storageHexUpper(z[i + 1]) &&
+        storageHexUpper(z[i + 2])) {
+      i += 2;
+      continue;
+    }
+    return 0;
+  }
+  return COLVEC_FOLDER_LEGACY;
+}
+
+/* Frees a list returned by colvecStorageFolderList(). */
+void colvecStorageFolderListFree(ColvecFolderList *pList) {
+  int i;
+  for (i = 0; i < pList->n; i++) {
+    sqlite3_free(pList->azTable[i]);
+    sqlite3_free(pList->azFolder[i]);
+  }
+  sqlite3_free(pList->azTable);
+  sqlite3_free(pList->azFolder);
+  memset(pList, 0, sizeof(*pList));
+}
+
+/*
+** Appends (zTable, the folder named in zTable's T_config) to pList.
+** Returns SQLITE_OK, or an error when the folder cannot be read.
+*/
+static int storageFolderListAdd(sqlite3 *db, const char *zDb,
+                                const char *zTable, ColvecFolderList *pList) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='folder'", zDb, zTable);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    if (sqlite3_step(pStmt) == SQLITE_ROW) {
+      int n = pList->n;
+      if ((n & 15) == 0) {
+        char **a1 =
+            sqlite3_realloc64(pList->azTable, sizeof(char *) * (n + 16));
+        char **a2 =
+            a1 ? sqlite3_realloc64(pList->azFolder, sizeof(char *) * (n + 16))
+               : NULL;
+        if (a1) pList->azTable = a1;
+        if (a2) pList->azFolder = a2;
+        if (a2 == NULL) rc = SQLITE_NOMEM;
+      }
+      if (rc == SQLITE_OK) {
+        /* any value, even a damaged one, counts as named (text up to a NUL) */
+        const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+        pList->azTable[n] = sqlite3_mprintf("%s", zTable);
+        pList->azFolder[n] = sqlite3_mprintf("%s", z ? z : "");
+        pList->n++;
+        if (pList->azTable[n] == NULL || pList->azFolder[n] == NULL) {
+          rc = SQLITE_NOMEM;
+        }
+      }
+    } else {
+      rc = SQLITE_CORRUPT_VTAB; /* no folder row: cannot tell what it names */
+    }
+    {
+      int rc2 = sqlite3_finalize(pStmt);
+      if (rc == SQLITE_OK) rc = rc2;
+    }
+  }
+  return rc;
+}
+
+/* Lists the folders every colvec table of a database names; see colvecInt.h. */
+int colvecStorageFolderList(sqlite3 *db, const char *zDb, const char *zSkip,
+                            ColvecFolderList *pList) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table' AND "
+      "sql LIKE 'CREATE VIRTUAL TABLE%%'",
+      zDb);
+  int rc;
+  memset(pList, 0, sizeof(*pList));
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zCreate = (const char *)sqlite3_column_text(pStmt, 1);
+    if (zName == NULL || zCreate == NULL) continue;
+    if (zSkip && sqlite3_stricmp(zName, zSkip) == 0) continue;
+    /* a colvec table's statement names the module; any other is skipped,
+    ** a table that merely mentions colvec must be readable as one */
+    if (sqlite3_strlike("%colvec%", zCreate, 0) != 0) continue;
+    rc = storageFolderListAdd(db, zDb, zName, pList);
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  if (rc != SQLITE_OK) colvecStorageFolderListFree(pList);
+  return rc;
+}
+
+/* Refuses a folder another table names too; see colvecInt.h. */
+int colvecStorageFolderShared(ColvecStorage *p, const char *zFolder,
+                              char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  ColvecFolderList list;
+  int rc = SQLITE_OK, i;
+  if (colvecStorageFolderList(p->db, pC->zDb, pC->zName, &list) != SQLITE_OK) {
+    return SQLITE_OK;
+  }
+  for (i = 0; i < list.n && rc == SQLITE_OK; i++) {
+    if (strcmp(list.azFolder[i], zFolder) == 0) {
+      *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s in "
+                               "%s_config is also named by table %s: the "
+                               "table is damaged",
+                               pC->zName, zFolder, pC->zName, list.azTable[i]);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+  }
+  colvecStorageFolderListFree(&list);
+  return rc;
+}
+
+/* xShadowName; see colvecInt.h. */
+int colvecStorageIsShadow(const char *zSuffix) {
+  int i;
+  for (i = 0; i < STORAGE_NSHADOW; i++) {
+    if (sqlite3_stricmp(zSuffix, storageSuffix[i]) == 0) return 1;
+  }
+  return 0;
+}
+
+/* Whether the table's T_config exists; see colvecInt.h. */
+int colvecStorageConfigExists(ColvecStorage *p, int *pbExists) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                               "type='table' AND name='%q_config'",
+                               pC->zDb, pC->zName);
+  int rc;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    *pbExists = sqlite3_step(pStmt) == SQLITE_ROW;
+    rc = sqlite3_finalize(pStmt);
+  }
+  return rc;
+}
+
+/* Begins the read of colvec_check(); see colvecInt.h. */
+int colvecStorageSnapshot(sqlite3 *db, const char *zDb, const char *zTab,
+                          sqlite3_stmt **ppSnap) {
+  char *zSql =
+      sqlite3_mprintf("SELECT key FROM \"%w\".\"%w_config\"", zDb, zTab);
+  int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, ppSnap, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    int rcStep = sqlite3_step(*ppSnap);
+    if (rcStep != SQLITE_ROW && rcStep != SQLITE_DONE)
+      rc = sqlite3_reset(*ppSnap);
+  }
   return rc;
 }
 

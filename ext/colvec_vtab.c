@@ -98,34 +98,6 @@ static void vtabFree(ColvecVtab *pTab) {
 }
 
 /*
-** xConnect: refuses a table whose T_config names the same folder as
-** another colvec table's (a damaged or edited database), since each
-** table's cleanup would delete the other's files. A list that cannot be
-** read skips the check (the read of this table's own config succeeded).
-** Returns SQLITE_OK or SQLITE_CORRUPT_VTAB with *pzErr set.
-*/
-static int vtabCheckFolderShared(sqlite3 *db, const ColvecConfig *pC,
-                                 const char *zFolder, char **pzErr) {
-  ColvecFolderList list;
-  int rc = SQLITE_OK, i;
-  if (colvecSegFolderList(db, pC->zDb, pC->zName, &list) != SQLITE_OK) {
-    return SQLITE_OK;
-  }
-  for (i = 0; i < list.n && rc == SQLITE_OK; i++) {
-    if (strcmp(list.azFolder[i], zFolder) == 0) {
-      *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s in "
-                               "%s_config is also named by table %s: the "
-                               "table is damaged",
-                               pC->zName, zFolder, pC->zName,
-                               list.azTable[i]);
-      rc = SQLITE_CORRUPT_VTAB;
-    }
-  }
-  colvecSegFolderListFree(&list);
-  return rc;
-}
-
-/*
 ** DROP TABLE in autocommit mode, after the shadow tables were dropped:
 ** removes the table's segment files and then its folder if empty (unless
 ** another table names the same folder, or that cannot be read), and
@@ -136,13 +108,14 @@ static void vtabDropFiles(ColvecVtab *pTab) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecFolderList list;
   const char *zFolder = colvecOsBaseName(pTab->pSegs->zDir);
-  if (colvecSegFolderList(pTab->db, pC->zDb, pC->zName, &list) == SQLITE_OK) {
+  if (colvecStorageFolderList(pTab->db, pC->zDb, pC->zName, &list) ==
+      SQLITE_OK) {
     int i, bShared = 0;
     for (i = 0; i < list.n; i++) {
       bShared |= strcmp(list.azFolder[i], zFolder) == 0;
     }
     if (!bShared) colvecSegFolderRemove(pTab->pSegs->zDir);
-    colvecSegFolderListFree(&list);
+    colvecStorageFolderListFree(&list);
   }
   colvecSegSweepOrphans(pTab->db, pC->zDb, pC->zName);
 }
@@ -206,11 +179,14 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   if (rc == SQLITE_OK && !bCreate) {
     rc = colvecStorageFolder(pTab->pStorage, &zFolder, pzErr);
     if (rc == SQLITE_OK) {
-      rc = vtabCheckFolderShared(db, pTab->pConfig, zFolder, pzErr);
+      /* a damaged or edited database: each table's cleanup would delete
+      ** the other's files */
+      rc = colvecStorageFolderShared(pTab->pStorage, zFolder, pzErr);
     }
   }
   if (rc == SQLITE_OK) {
-    rc = colvecSegTableOpen(db, pTab->pConfig, zFolder, &pTab->pSegs, pzErr);
+    rc = colvecSegTableOpen(db, pTab->pConfig, pTab->pStorage, zFolder,
+                            &pTab->pSegs, pzErr);
   }
   if (rc != SQLITE_OK && bMadeFolder) {
     /* the folder this failed CREATE made is still empty */
@@ -737,27 +713,6 @@ static int vtabBeginMethod(sqlite3_vtab *pVtab) {
 }
 
 /*
-** Sets *pbExists to whether table pTab's T_config still exists (a CREATE
-** undone by ROLLBACK TO leaves the table object without shadow tables).
-*/
-static int vtabShadowExists(ColvecVtab *pTab, int *pbExists) {
-  const ColvecConfig *pC = pTab->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                               "type='table' AND name='%q_config'",
-                               pC->zDb, pC->zName);
-  int rc;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(pTab->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) {
-    *pbExists = sqlite3_step(pStmt) == SQLITE_ROW;
-    rc = sqlite3_finalize(pStmt);
-  }
-  return rc;
-}
-
-/*
 ** xSync: all work that can fail happens here, before SQLite commits:
 ** pending rows are written (a bulk load straight to a segment), the delta
 ** is compacted when it passed delta_rows, segments are merged and unneeded
@@ -776,7 +731,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
     /* SQLite still syncs a table whose CREATE a ROLLBACK TO undid: its
     ** shadow tables are gone and there is nothing to write */
     int bExists = 0;
-    rc = vtabShadowExists(pTab, &bExists);
+    rc = colvecStorageConfigExists(pTab->pStorage, &bExists);
     if (rc != SQLITE_OK || !bExists) return rc;
   }
   iLastRowid = sqlite3_last_insert_rowid(pTab->db);
@@ -869,15 +824,9 @@ static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
   return SQLITE_OK;
 }
 
-/* xShadowName: the suffixes of colvec's shadow tables. */
+/* xShadowName: whether zName is the suffix of a colvec shadow table. */
 static int vtabShadowNameMethod(const char *zName) {
-  static const char *const azShadow[] = {"config", "delta", "manifest", "tomb",
-                                         "trash"};
-  int i;
-  for (i = 0; i < (int)(sizeof(azShadow) / sizeof(azShadow[0])); i++) {
-    if (sqlite3_stricmp(zName, azShadow[i]) == 0) return 1;
-  }
-  return 0;
+  return colvecStorageIsShadow(zName);
 }
 
 /*

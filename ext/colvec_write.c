@@ -122,11 +122,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     rc = colvecStorageLoadDelta(pTab->pStorage, &batch, pzErr);
     if (rc == SQLITE_OK) rc = writeBatchSegment(pTab, &batch, 0, pzErr);
     if (rc == SQLITE_OK) {
-      rc = colvecStorageExec(
-          pTab->pStorage,
-          sqlite3_mprintf("DELETE FROM \"%w\".\"%w_delta\"",
-                          pTab->pConfig->zDb, pTab->pConfig->zName),
-          pzErr);
+      rc = colvecStorageDeltaClear(pTab->pStorage, pzErr);
     }
     colvecBatchFree(&batch);
     if (rc == SQLITE_OK) {
@@ -158,19 +154,13 @@ static int writeRowExists(ColvecVtab *pTab, sqlite3_int64 iRowid,
 }
 
 /*
-** Records that rowid iRowid of segment h is dead (a T_tomb row) and tells
+** Records that rowid iRowid of segment h is dead (a tombstone) and tells
 ** the segment list to reload its tombstones. Returns SQLITE_OK or an error
 ** with *pzErr set.
 */
 static int writeTombstone(ColvecVtab *pTab, const ColvecSegHandle *h,
                           sqlite3_int64 iRowid, char **pzErr) {
-  const ColvecConfig *pC = pTab->pConfig;
-  int rc = colvecStorageExec(
-      pTab->pStorage,
-      sqlite3_mprintf("INSERT INTO \"%w\".\"%w_tomb\" VALUES(%lld, %lld)",
-                      pC->zDb, pC->zName, (long long)h->iSegid,
-                      (long long)iRowid),
-      pzErr);
+  int rc = colvecStorageTombAdd(pTab->pStorage, h->iSegid, iRowid, pzErr);
   colvecSegTableChanged(pTab->pSegs);
   return rc;
 }
