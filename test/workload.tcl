@@ -23,6 +23,8 @@ proc wl_seed {seed} {
   set ::wl_state [expr {($seed * 2654435761 + 12345) % 2147483648}]
 }
 
+wl_seed 1
+
 # Returns a pseudo-random integer in 0..n-1.
 proc wl_rand {n} {
   set ::wl_state [expr {($::wl_state * 1103515245 + 12345) % 2147483648}]
@@ -184,11 +186,15 @@ proc wl_op {dbh nrow} {
 }
 
 # One write transaction: 1 to 3 operations and the counter bump, then
-# COMMIT. A COMMIT that fails with SQLITE_BUSY (rollback-journal readers
-# holding it off past the busy timeout) is retried; the count of retries
-# is added to ::wl_busy. Returns the counter value committed.
+# COMMIT. A BEGIN IMMEDIATE or a COMMIT that fails with SQLITE_BUSY (other
+# writers, or rollback-journal readers holding the commit off, past the
+# busy timeout) is retried; the count of retries is added to ::wl_busy.
+# Returns the counter value committed.
 proc wl_txn {dbh} {
-  $dbh eval BEGIN
+  while {[catch {$dbh eval $::wl_begin} msg]} {
+    if {![string match "*database is locked*" $msg]} { error $msg }
+    incr ::wl_busy
+  }
   set nrow [$dbh one {SELECT count(*) FROM m}]
   for {set j [wl_rand 3]} {$j >= 0} {incr j -1} {
     wl_op $dbh $nrow
@@ -205,6 +211,11 @@ proc wl_txn {dbh} {
   return $n
 }
 set ::wl_busy 0
+# How wl_txn begins its transaction: BEGIN (deferred), or BEGIN IMMEDIATE
+# when several writers run (a deferred transaction that reads first cannot
+# become a write transaction once another writer has committed, in WAL
+# mode).
+set ::wl_begin BEGIN
 
 # ------------------------------------------------ checks
 
@@ -267,4 +278,16 @@ proc wl_stray_files {dbh path} {
     if {$f ni $known} { lappend out $f }
   }
   return [lsort $out]
+}
+
+# Rows of t_trash that the cleanup of the last committed write should have
+# dropped (and their files deleted): a generation g (or -g) older than the
+# retention window, g < G - keep, with G the table's generation and keep
+# 16 in WAL mode, 0 in rollback-journal mode (doc/ARCHITECTURE.md, "Commit
+# protocol"). Returns them as a flat list of segid and generation.
+proc wl_old_trash {dbh} {
+  set g [$dbh one {SELECT value FROM t_config WHERE key = 'generation'}]
+  set keep [expr {[$dbh one {PRAGMA journal_mode}] eq "wal" ? 16 : 0}]
+  $dbh eval {SELECT segid, generation FROM t_trash
+             WHERE abs(generation) < $g - $keep ORDER BY segid}
 }
