@@ -57,13 +57,14 @@ proc wl_create {dbh mode deltaRows} {
 }
 
 # Opens connection $name on $path with colvec loaded (from env COLVEC_EXT)
-# and a busy timeout of $timeout ms.
+# and a busy timeout of $timeout ms, set first: loading reads the schema,
+# which waits for a rollback-journal writer's commit like any read.
 proc wl_open {name path {timeout 10000}} {
   sqlite3 $name $path
+  $name timeout $timeout
   $name enable_load_extension 1
   $name eval {SELECT load_extension($::env(COLVEC_EXT))}
   $name eval {PRAGMA writable_schema = RESET}
-  $name timeout $timeout
   return $name
 }
 
