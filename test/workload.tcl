@@ -44,12 +44,17 @@ proc wl_vector {} {
 # ------------------------------------------------ schema
 
 # Creates t, m and cnt on connection $dbh (fresh database) in journal mode
-# $mode (delete or wal), with delta_rows $deltaRows.
+# $mode (delete or wal), with delta_rows $deltaRows. Env COLVEC_WL_OPTIONS
+# adds table options, comma-separated (e.g. "access=file, prefault=none").
 proc wl_create {dbh mode deltaRows} {
+  set opts ""
+  if {[info exists ::env(COLVEC_WL_OPTIONS)] && $::env(COLVEC_WL_OPTIONS) ne ""} {
+    set opts ", $::env(COLVEC_WL_OPTIONS)"
+  }
   $dbh eval "PRAGMA journal_mode = $mode"
   $dbh eval "
     CREATE VIRTUAL TABLE t USING colvec(v float\[4\], a integer, b text,
-                                        c real, delta_rows=$deltaRows);
+                                        c real, delta_rows=$deltaRows$opts);
     CREATE TABLE m(id INTEGER PRIMARY KEY, v BLOB, a INTEGER, b TEXT, c REAL);
     CREATE TABLE cnt(n INTEGER);
     INSERT INTO cnt VALUES(0);
