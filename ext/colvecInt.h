@@ -305,7 +305,8 @@ int colvecSegFolderCheck(const char *z, int n);
 /*
 ** Chooses an id for a new table of schema zDb and creates its folder
 ** (a name nothing on disk uses yet; for a database without a file only
-** the id is chosen). Returns SQLITE_OK with *pzFolder set
+** the id is chosen), durably: the folder holding it is fsynced, and so is
+** the database's folder, which holds <db>-colvec. Returns SQLITE_OK with *pzFolder set
 ** (sqlite3_malloc'd), or an error with *pzErr set.
 */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,

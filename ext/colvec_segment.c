@@ -264,6 +264,11 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     }
     /* mkdir fails on anything already there: the name is new on disk */
     rcDir = colvecOsMkdir(zDir, &err);
+    /* Make the new folder's entry, and the -colvec folder's, durable: the
+    ** segment files synced into it later are lost with it otherwise. */
+    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zDir, &err);
+    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zRoot, &err);
+    if (rcDir != COLVEC_OK && rcDir != COLVEC_ERROR) colvecOsRmdir(zDir, NULL);
     sqlite3_free(zDir);
     if (rcDir == COLVEC_OK) break;
     sqlite3_free(*pzFolder);
