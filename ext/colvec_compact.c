@@ -554,6 +554,46 @@ static int compactIsWal(ColvecStorage *pStorage) {
 }
 
 /*
+** Makes the transactions committed so far durable, before cleanup deletes
+** a file that one of them dropped. SQLite does not promise it in every
+** mode: in DELETE journal mode with synchronous=FULL the delete of the
+** journal is not synced, so after a power cut the journal can come back
+** hot and roll the last commit back, to a state whose manifest still names
+** the file; in WAL mode with synchronous=NORMAL the WAL is synced only at
+** checkpoints. So in WAL mode the WAL is synced (through
+** SQLITE_FCNTL_JOURNAL_POINTER), otherwise the database's folder, which
+** holds the journal. Returns SQLITE_OK, or an error with *pzErr set. A
+** database without a file has nothing to sync.
+*/
+static int compactSyncCommitted(ColvecStorage *pStorage, char **pzErr) {
+  const ColvecConfig *pC = pStorage->pConfig;
+  const char *zFile = sqlite3_db_filename(pStorage->db, pC->zDb);
+  int rc = SQLITE_OK;
+  if (zFile == NULL || zFile[0] == 0) return SQLITE_OK;
+  if (compactIsWal(pStorage)) {
+    sqlite3_file *pWal = NULL;
+    if (sqlite3_file_control(pStorage->db, pC->zDb,
+                             SQLITE_FCNTL_JOURNAL_POINTER,
+                             &pWal) == SQLITE_OK &&
+        pWal && pWal->pMethods) {
+      rc = pWal->pMethods->xSync(pWal, SQLITE_SYNC_NORMAL);
+      if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("colvec: cannot sync the write-ahead log "
+                                 "of %s",
+                                 zFile);
+      }
+    }
+  } else {
+    ColvecErr err;
+    if (colvecOsSyncParent(zFile, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_IOERR;
+    }
+  }
+  return rc;
+}
+
+/*
 ** Deletes files nothing needs; see colvecInt.h.
 **
 ** iGen is the generation of the current write transaction (the one it has,
@@ -564,13 +604,16 @@ static int compactIsWal(ColvecStorage *pStorage) {
 ** g > iGen - 1 - COLVEC_WAL_KEEP. A row of generation -g was created and
 ** dropped inside transaction g: kept only while g is the current one (a
 ** ROLLBACK TO could name it again). What the current transaction dropped
-** is kept: it may still roll back.
+** is kept: it may still roll back. Before the first file is deleted the
+** commits so far are made durable (compactSyncCommitted); after the last
+** one the folder is fsynced before the trash rows go, so that no power cut
+** brings back a file that no committed row names.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
-  int nName = 0, i, rc = SQLITE_OK;
+  int nName = 0, i, rc = SQLITE_OK, nUnlink = 0;
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
   if (iGen < 0) {
     rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
@@ -593,12 +636,24 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {
-        colvecOsUnlink(zPath, NULL);
+        if (nUnlink == 0) rc = compactSyncCommitted(pStorage, pzErr);
+        if (rc == SQLITE_OK && colvecOsUnlink(zPath, NULL) == COLVEC_OK) {
+          nUnlink++;
+        }
         sqlite3_free(zPath);
       }
     }
   }
   colvecOsListFree(azName, nName);
+  if (rc == SQLITE_OK && nUnlink > 0) {
+    /* The unlinks are made durable before the commit that forgets the
+    ** files: after a power cut a file no row names must not come back. */
+    ColvecErr err;
+    if (colvecOsSyncDir(pSegs->zDir, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = SQLITE_IOERR;
+    }
+  }
   if (rc == SQLITE_OK) {
     rc = colvecStorageExec(
         pStorage,
