@@ -1,32 +1,39 @@
 /*
-** check_powerloss.c — power loss at every sync point of a colvec workload.
+** check_powerloss.c — power loss at every sync point of the colvec workload.
 **
 ** kill -9 leaves the page cache behind; a power cut does not. Here a
-** forked child runs a workload on a colvec table and on a plain model table
-** receiving the same writes in the same transactions, under the simulation
-** of test/powerloss.c, which at sync point k (just before it, or just
-** after it) puts every file back to what the fsyncs so far made durable
-** and ends the child. Each acknowledged COMMIT reaches the parent through a
+** forked child runs the workload of test/faultlib.c (a colvec table t and a
+** plain model table m receiving the same writes in the same transactions:
+** bulk loads crossing delta_rows, row-by-row inserts, updates, deletes,
+** rowid moves, savepoints, optimize, KNN, a second table created, filled
+** and dropped, a reopen) under the simulation of test/powerloss.c, which
+** at sync point k (just before it, or just after it) puts every file back
+** to what the fsyncs so far made durable and ends the child. After each
+** acknowledged write step (one transaction each) the child sends the state
+** hash (faultStateHash: the rows of m and the schema's names) through a
 ** pipe. The parent then opens the database with the real VFS and checks:
 **
 **   - PRAGMA integrity_check is "ok" and colvec's 'integrity-check' passes;
-**   - the colvec table equals the model (same transactions, so a commit is
-**     all or nothing for both);
-**   - the number of committed transactions (a counter row bumped by each)
-**     is at least the last acknowledged one where the mode promises it
-**     (rollback journal with synchronous=EXTRA, WAL with FULL); with a
-**     rollback journal and FULL the last acknowledged commit may roll back
-**     (its journal's delete was not synced: it comes back hot), so at
-**     least the one before; WAL with NORMAL promises nothing: consistency
-**     only;
-**   - KNN answers and equals a brute force over the model;
-**   - the next write commits, and the table's folder then holds no file
-**     that the manifest or the trash does not name (no orphans, no .tmp).
+**   - t equals m (faultCompare), and KNN equals a brute force over m
+**     (faultKnnCheck);
+**   - the state is one a reference run went through after a whole write
+**     step (so a transaction is all or nothing, t and m together), and not
+**     older than the last acknowledged step where the mode promises it:
+**     rollback journal with synchronous=EXTRA and WAL with FULL. With a
+**     rollback journal and FULL the last acknowledged commit may be lost
+**     (the delete of its journal is not synced: the journal comes back hot
+**     and rolls it back), so one step back is allowed; WAL with NORMAL
+**     promises no durability: consistency only;
+**   - the next write commits, and then t's folder holds no file that the
+**     manifest or the trash does not name (no orphan, no .tmp).
 **
-** A reference run counts the sync points. The default run tries both
-** crash points of each of the first PL_DENSE sync points, then one of
-** every nth, so that the suite stays short; env COLVEC_POWERLOSS_FULL=1 (make
-** check-powerloss) tries every one, before and after.
+** A reference run counts the sync points and records the states. The
+** default run tries both crash points of each of the first PL_DENSE sync
+** points, then one of every nth, so that the suite stays short; env
+** COLVEC_POWERLOSS_FULL=1 (make check-powerloss) tries every one, before
+** and after. A state that equals the one before it (optimize changes no
+** row) cannot tell whether that step's commit survived; the content
+** checks still run.
 **
 ** The simulation, not the disk, decides what survives, so the databases go
 ** to a memory file system where fsync costs nothing: env
@@ -36,40 +43,38 @@
 #include <sqlite3.h>
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "colvec.h"
+#include "faultlib.h"
 #include "powerloss.h"
 
 #define PL_DENSE 20     /* the short run tries every point up to here */
 #define PL_SHORT_MAX 20 /* ... and about this many after it, per mode */
-#define PL_STEPS 14    /* transactions of the workload after its setup */
+#define PL_MAX_STATE 64 /* states a run goes through, at most */
 
 /* A journal mode and synchronous setting, and what it promises. */
 typedef struct PlMode PlMode;
 struct PlMode {
-  const char *zName;    /* for messages */
-  const char *zJournal; /* PRAGMA journal_mode */
-  const char *zSync;    /* PRAGMA synchronous */
-  int nLag;             /* commits acknowledged but allowed lost; -1 any */
+  const char *zName;  /* for messages */
+  int eJournal;       /* FAULT_JOURNAL_* */
+  const char *zSync;  /* PRAGMA synchronous */
+  int nLag;           /* acknowledged steps allowed lost; -1 any */
 };
 
 /* The modes tried. */
 static const PlMode aMode[] = {
-    {"delete/extra", "delete", "extra", 0},
-    {"delete/full", "delete", "full", 1},
-    {"wal/full", "wal", "full", 0},
-    {"wal/normal", "wal", "normal", -1},
+    {"delete/extra", FAULT_JOURNAL_DELETE, "EXTRA", 0},
+    {"delete/full", FAULT_JOURNAL_DELETE, "FULL", 1},
+    {"wal/full", FAULT_JOURNAL_WAL, "FULL", 0},
+    {"wal/normal", FAULT_JOURNAL_WAL, "NORMAL", -1},
 };
 
 /* Figures of one mode, printed at the end. */
@@ -78,287 +83,101 @@ struct PlTally {
   int nSyncPoint; /* sync points of the reference run */
   int nTried;     /* crash points tried */
   int nReached;   /* ... of which the child crashed at */
-  int nLost;      /* ... after which an acknowledged commit was missing */
+  int nLost;      /* ... after which an acknowledged step was missing */
   int nFail;      /* ... after which a check failed */
 };
 
 /* Messages of the child on the pipe. */
-#define PLMSG_COMMIT 1 /* v: the transaction number acknowledged */
-#define PLMSG_SYNCS 2  /* v: sync points of a run that did not crash */
+#define PLMSG_DIR 1    /* z: the database's folder */
+#define PLMSG_STATE 2  /* h: the state after an acknowledged write step */
+#define PLMSG_SYNCS 3  /* v: sync points of a run that did not crash */
 
 /* A message from the child. */
 typedef struct PlMsg PlMsg;
 struct PlMsg {
-  int eKind; /* PLMSG_* */
-  int v;     /* its value */
+  int eKind;  /* PLMSG_* */
+  int v;      /* SYNCS: its value */
+  uint64_t h; /* STATE: faultStateHash() */
+  char z[256]; /* DIR: the path */
+};
+
+/* The states of a run, in order: the empty database, then one per
+** acknowledged write step. */
+typedef struct PlStates PlStates;
+struct PlStates {
+  int n;                     /* states recorded */
+  uint64_t aHash[PL_MAX_STATE]; /* their hashes */
 };
 
 /* Folder of the test databases (made at startup). */
 static char zTestDir[512];
 
-/*************************************************************************
-** Helpers.
-*/
-
-/* Removes one entry of a tree (nftw callback). */
-static int plRmEntry(const char *zPath, const struct stat *pSt, int eFlag,
-                     struct FTW *pFtw) {
-  (void)pSt;
-  (void)eFlag;
-  (void)pFtw;
-  remove(zPath);
-  return 0;
-}
-
-/* Removes zPath and everything under it, if it exists. */
-static void plRmTree(const char *zPath) {
-  nftw(zPath, plRmEntry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/*
-** Runs the SQL zTpl on the colvec table and then on the model: each "@T"
-** in it becomes "t", then "m". Returns an SQLite code; *pzErr (if given)
-** receives the message of a failure, to sqlite3_free().
-*/
-static int plBoth(sqlite3 *db, const char *zTpl, char **pzErr) {
-  static const char *azTab[2] = {"t", "m"};
-  int i, rc = SQLITE_OK;
-  for (i = 0; i < 2 && rc == SQLITE_OK; i++) {
-    size_t n = strlen(zTpl), j, o = 0;
-    char *zSql = malloc(n + 1);
-    if (zSql == NULL) return SQLITE_NOMEM;
-    for (j = 0; j < n; j++) {
-      if (zTpl[j] == '@' && zTpl[j + 1] == 'T') {
-        zSql[o++] = azTab[i][0];
-        j++;
-      } else {
-        zSql[o++] = zTpl[j];
-      }
-    }
-    zSql[o] = 0;
-    rc = sqlite3_exec(db, zSql, NULL, NULL, pzErr);
-    free(zSql);
-  }
-  return rc;
-}
-
-/* A deterministic generator (xorshift64*) for the workload's vectors. */
-static unsigned long long plRand(unsigned long long *pState) {
-  unsigned long long x = *pState;
-  x ^= x >> 12;
-  x ^= x << 25;
-  x ^= x >> 27;
-  *pState = x;
-  return x * 2685821657736338717ULL;
-}
-
-/* Writes a JSON vector of 4 random components in [-1, 1) into zOut. */
-static void plVec(unsigned long long *pState, char *zOut, size_t nOut) {
-  double a[4];
-  int i;
-  for (i = 0; i < 4; i++) {
-    a[i] = (double)(plRand(pState) >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-  }
-  snprintf(zOut, nOut, "[%.6f,%.6f,%.6f,%.6f]", a[0], a[1], a[2], a[3]);
-}
-
-/* Returns the single integer of the query zSql, or -1 on error. */
-static sqlite3_int64 plInt(sqlite3 *db, const char *zSql) {
-  sqlite3_stmt *pStmt = NULL;
-  sqlite3_int64 v = -1;
-  if (sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK &&
-      sqlite3_step(pStmt) == SQLITE_ROW) {
-    v = sqlite3_column_int64(pStmt, 0);
-  }
-  sqlite3_finalize(pStmt);
-  return v;
-}
-
-/*
-** Returns the text of the single value of the query zSql in a new
-** sqlite3_malloc'ed string ("" for NULL), or NULL with the error message
-** in a new string in *pzErr.
-*/
-static char *plText(sqlite3 *db, const char *zSql, char **pzErr) {
-  sqlite3_stmt *pStmt = NULL;
-  char *z = NULL;
-  int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-  if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
-  if (rc == SQLITE_ROW) {
-    const char *zVal = (const char *)sqlite3_column_text(pStmt, 0);
-    z = sqlite3_mprintf("%s", zVal ? zVal : "");
-  } else {
-    *pzErr = sqlite3_mprintf("%s: %s", zSql, sqlite3_errmsg(db));
-  }
-  sqlite3_finalize(pStmt);
-  return z;
-}
+/* The states of the reference run of the current mode. */
+static PlStates refStates;
 
 /*************************************************************************
-** The workload.
+** The child.
 */
-
-/*
-** Opens the database of the workload in zDir in mode pMode. Returns the
-** handle or NULL.
-*/
-static sqlite3 *plOpenDb(const char *zDir, const PlMode *pMode) {
-  sqlite3 *db = NULL;
-  char *zPath = sqlite3_mprintf("%s/pl.db", zDir);
-  char *zSql = sqlite3_mprintf("PRAGMA journal_mode=%s; PRAGMA synchronous=%s",
-                               pMode->zJournal, pMode->zSync);
-  if (sqlite3_open(zPath, &db) != SQLITE_OK ||
-      sqlite3_exec(db, zSql, NULL, NULL, NULL) != SQLITE_OK) {
-    sqlite3_close(db);
-    db = NULL;
-  }
-  sqlite3_free(zPath);
-  sqlite3_free(zSql);
-  return db;
-}
-
-/* Creates the counter, the colvec table and its model in one transaction. */
-static int plSetup(sqlite3 *db) {
-  return sqlite3_exec(
-      db,
-      "BEGIN;"
-      "CREATE TABLE c(n INTEGER);"
-      "INSERT INTO c VALUES(0);"
-      "CREATE VIRTUAL TABLE t USING colvec(e float[4], tag text, n integer,"
-      " delta_rows=8);"
-      "CREATE TABLE m(e BLOB, tag TEXT, n INTEGER);"
-      "COMMIT",
-      NULL, NULL, NULL);
-}
-
-/*
-** Inserts nRow rows with random vectors into both tables, one statement
-** each, rowids from iFirst.
-*/
-static int plInsert(sqlite3 *db, unsigned long long *pState, int iFirst,
-                    int nRow) {
-  int i, rc = SQLITE_OK;
-  for (i = 0; i < nRow && rc == SQLITE_OK; i++) {
-    char zVec[128];
-    char *zSql;
-    plVec(pState, zVec, sizeof(zVec));
-    zSql = sqlite3_mprintf(
-        "INSERT INTO @T(rowid, e, tag, n) VALUES(%d, colvec_from_json(%Q),"
-        " 'r%d', %d)",
-        iFirst + i, zVec, iFirst + i, (iFirst + i) % 7);
-    rc = zSql ? plBoth(db, zSql, NULL) : SQLITE_NOMEM;
-    sqlite3_free(zSql);
-  }
-  return rc;
-}
-
-/*
-** Runs transaction iStep (1..PL_STEPS) of the workload: bulk loads that
-** cross delta_rows, row-by-row inserts, updates of vectors and attributes,
-** deletes, rowid moves, a savepoint rolled back, optimize, a KNN query;
-** each bumps the counter. Returns an SQLite code.
-*/
-static int plStep(sqlite3 *db, int iStep) {
-  unsigned long long s = 0x9E3779B97F4A7C15ULL * (unsigned)(iStep + 1);
-  char zVec[128];
-  char *zSql = NULL;
-  int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-  int iBase = iStep * 100;
-  plVec(&s, zVec, sizeof(zVec));
-  if (rc != SQLITE_OK) return rc;
-  switch (iStep % 7) {
-  case 1: /* bulk load crossing delta_rows twice */
-    rc = plInsert(db, &s, iBase, 20);
-    break;
-  case 2: /* row-by-row inserts, then a vector and an attribute update */
-    rc = plInsert(db, &s, iBase, 3);
-    zSql = sqlite3_mprintf(
-        "UPDATE @T SET e=colvec_from_json(%Q), tag=NULL WHERE rowid=(SELECT "
-        "rowid FROM m ORDER BY rowid LIMIT 1 OFFSET %d)",
-        zVec, iStep % 5);
-    break;
-  case 3: /* deletes */
-    zSql = sqlite3_mprintf("DELETE FROM @T WHERE rowid IN (SELECT rowid FROM m"
-                           " ORDER BY rowid LIMIT 3 OFFSET %d)",
-                           iStep % 4);
-    break;
-  case 4: /* a rowid move */
-    zSql = sqlite3_mprintf("UPDATE @T SET rowid=rowid+100000 WHERE rowid="
-                           "(SELECT rowid FROM m ORDER BY rowid LIMIT 1 OFFSET "
-                           "%d)",
-                           iStep % 6);
-    break;
-  case 5: /* a savepoint rolled back across a flush, then kept rows */
-    rc = sqlite3_exec(db, "SAVEPOINT s", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = plInsert(db, &s, iBase, 12);
-    if (rc == SQLITE_OK) {
-      rc = sqlite3_exec(db, "ROLLBACK TO s", NULL, NULL, NULL);
-    }
-    if (rc == SQLITE_OK) rc = plInsert(db, &s, iBase + 50, 4);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "RELEASE s", NULL, NULL, NULL);
-    break;
-  case 6: /* optimize: merge the segments */
-    rc = plInsert(db, &s, iBase, 9);
-    if (rc == SQLITE_OK) {
-      rc = sqlite3_exec(db, "INSERT INTO t(t) VALUES('optimize')", NULL, NULL,
-                        NULL);
-    }
-    break;
-  default: /* a KNN query in the transaction, and one insert */
-    rc = plInsert(db, &s, iBase, 1);
-    if (rc == SQLITE_OK) {
-      char *zKnn = sqlite3_mprintf(
-          "SELECT count(*) FROM t WHERE e MATCH colvec_from_json(%Q) AND k=3",
-          zVec);
-      if (plInt(db, zKnn) < 0) rc = SQLITE_ERROR;
-      sqlite3_free(zKnn);
-    }
-    break;
-  }
-  if (rc == SQLITE_OK && zSql) rc = plBoth(db, zSql, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) {
-    zSql = sqlite3_mprintf("UPDATE c SET n=%d", iStep);
-    rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
-    sqlite3_free(zSql);
-  }
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-  if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-  return rc;
-}
 
 /* Sends one message to the parent; ends the child if the pipe is broken. */
-static void plSend(int fd, int eKind, int v) {
+static void plSend(int fd, const PlMsg *pMsg) {
+  if (write(fd, pMsg, sizeof(*pMsg)) != (ssize_t)sizeof(*pMsg)) _exit(3);
+}
+
+/* Sets PRAGMA synchronous of mode pMode on p (after every open). */
+static int plSyncPragma(FaultDb *p, const PlMode *pMode) {
+  char zSql[64];
+  snprintf(zSql, sizeof(zSql), "PRAGMA synchronous=%s", pMode->zSync);
+  return faultExec(p, zSql);
+}
+
+/* Sends the state of p; ends the child on error. */
+static void plSendState(int fd, FaultDb *p) {
   PlMsg msg;
-  msg.eKind = eKind;
-  msg.v = v;
-  if (write(fd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg)) _exit(3);
+  int rc = SQLITE_OK;
+  memset(&msg, 0, sizeof(msg));
+  msg.eKind = PLMSG_STATE;
+  msg.h = faultStateHash(p, &rc);
+  if (rc != SQLITE_OK) _exit(2);
+  plSend(fd, &msg);
 }
 
 /*
-** The child: runs the workload in zDir under the simulation, crashing at
-** sync point iSync (0: never), reporting each acknowledged commit on fd.
-** Never returns: _exit(PL_EXIT_CRASH) from the crash, 0 when the workload
-** ended first, 1 or 2 when it failed.
+** The child: runs the workload in a new folder under zBase under the
+** simulation, crashing at sync point iSync (0: never), reporting each
+** acknowledged write step on fd. Never returns: _exit(PL_EXIT_CRASH) from
+** the crash, 0 when the workload ended first, 1 to 3 when it failed.
 */
-static void plChild(const char *zDir, const PlMode *pMode, int iSync,
+static void plChild(const char *zBase, const PlMode *pMode, int iSync,
                     int eWhen, int fd) {
-  sqlite3 *db;
+  FaultDb f;
+  PlMsg msg;
   int i;
   if (plInstall() != SQLITE_OK) _exit(1);
   plCrashAt(iSync, eWhen);
-  db = plOpenDb(zDir, pMode);
-  if (db == NULL || plSetup(db) != SQLITE_OK) _exit(1);
-  plSend(fd, PLMSG_COMMIT, 0);
-  for (i = 1; i <= PL_STEPS; i++) {
-    if (plStep(db, i) != SQLITE_OK) {
-      fprintf(stderr, "step %d: %s\n", i, sqlite3_errmsg(db));
+  if (faultDbOpen(&f, zBase, pMode->eJournal, FAULT_ACCESS_MMAP) !=
+      SQLITE_OK) {
+    _exit(1);
+  }
+  memset(&msg, 0, sizeof(msg));
+  msg.eKind = PLMSG_DIR;
+  snprintf(msg.z, sizeof(msg.z), "%s", f.zDir);
+  plSend(fd, &msg);
+  if (plSyncPragma(&f, pMode) != SQLITE_OK) _exit(1);
+  plSendState(fd, &f);
+  for (i = 0; i < faultStepCount(); i++) {
+    if (faultStepRun(&f, i) != SQLITE_OK) {
+      fprintf(stderr, "step %d (%s): %s\n", i, faultStepName(i), f.zErr);
       _exit(2);
     }
-    plSend(fd, PLMSG_COMMIT, i);
+    if (plSyncPragma(&f, pMode) != SQLITE_OK) _exit(1); /* after a reopen */
+    if (faultStepIsWrite(i)) plSendState(fd, &f);
   }
-  sqlite3_close(db);
-  plSend(fd, PLMSG_SYNCS, plSyncCount());
+  faultDbClose(&f);
+  memset(&msg, 0, sizeof(msg));
+  msg.eKind = PLMSG_SYNCS;
+  msg.v = plSyncCount();
+  plSend(fd, &msg);
   _exit(0);
 }
 
@@ -367,184 +186,120 @@ static void plChild(const char *zDir, const PlMode *pMode, int iSync,
 */
 
 /*
-** Returns NULL when the files in the folder of table t name only segments
-** the manifest or the trash names (no orphan, no .tmp file), else a new
-** message.
+** Runs the next write after a crash on p, whose state is reference state
+** iState: the CREATE step first if the table does not exist yet, then ten
+** new rows into t and m in one transaction. Returns an SQLite code.
 */
-static char *plOrphans(sqlite3 *db, const char *zDir) {
-  char *zErr = NULL, *zFolder = NULL, *zPath = NULL;
-  DIR *pDir;
-  struct dirent *pEnt;
-  zFolder = plText(db, "SELECT value FROM t_config WHERE key='folder'", &zErr);
-  if (zFolder == NULL) return zErr;
-  zPath = sqlite3_mprintf("%s/pl.db-colvec/%s", zDir, zFolder);
-  pDir = opendir(zPath);
-  while (zErr == NULL && pDir && (pEnt = readdir(pDir)) != NULL) {
-    char *zSql;
-    long long iSegid = 0;
-    int nUsed = 0;
-    if (pEnt->d_name[0] == '.') continue;
-    if (strstr(pEnt->d_name, ".tmp")) {
-      zErr = sqlite3_mprintf("a .tmp file is left: %s", pEnt->d_name);
-      break;
-    }
-    if (sscanf(pEnt->d_name, "%lld.seg%n", &iSegid, &nUsed) != 1 ||
-        pEnt->d_name[nUsed] != 0) {
-      continue;
-    }
-    zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT segid FROM t_manifest"
-                           " UNION SELECT segid FROM t_trash) WHERE segid=%lld",
-                           iSegid);
-    if (plInt(db, zSql) != 1) {
-      zErr = sqlite3_mprintf("orphan segment file %s", pEnt->d_name);
-    }
-    sqlite3_free(zSql);
+static int plNextWrite(FaultDb *p, int iState) {
+  int rc = SQLITE_OK;
+  if (iState == 0) rc = faultStepRun(p, 0); /* nothing committed: CREATE */
+  if (rc == SQLITE_OK) {
+    rc = faultExec(
+        p, "BEGIN;"
+           "WITH RECURSIVE s(i) AS (SELECT 900 UNION ALL SELECT i + 1 FROM s "
+           "WHERE i < 909) INSERT INTO m(rowid, v, tag, n, x) SELECT i, "
+           "colvec_from_json(printf('[%d,1,-1,%d]', i % 5, i % 3)), 'a', i, "
+           "NULL FROM s;"
+           "INSERT INTO t(rowid, v, tag, n, x) SELECT rowid, v, tag, n, x "
+           "FROM m WHERE rowid BETWEEN 900 AND 909;"
+           "COMMIT;");
   }
-  if (pDir) closedir(pDir);
-  sqlite3_free(zPath);
-  sqlite3_free(zFolder);
-  return zErr;
+  return rc;
 }
 
 /*
-** Returns NULL when the colvec table equals the model and KNN over it
-** equals a brute force over the model, else a new message.
+** Checks the database in folder zDir after a crash whose child had
+** acknowledged the states pAcked. Returns NULL or a new message
+** (sqlite3_free); sets *pbLost when an acknowledged state is missing.
 */
-static char *plCompare(sqlite3 *db) {
-  static const char *zDump =
-      "SELECT count(*) || ';' || ifnull(group_concat(x, ','), '') FROM "
-      "(SELECT rowid || ':' || hex(e) || ':' || quote(tag) || ':' || quote(n)"
-      " AS x FROM %s ORDER BY rowid)";
-  char *zErr = NULL, *zT, *zM, *zSql;
-  unsigned long long s = 12345;
-  int i;
-  zSql = sqlite3_mprintf(zDump, "t");
-  zT = plText(db, zSql, &zErr);
-  sqlite3_free(zSql);
-  zSql = sqlite3_mprintf(zDump, "m");
-  zM = zT ? plText(db, zSql, &zErr) : NULL;
-  sqlite3_free(zSql);
-  if (zT && zM && strcmp(zT, zM) != 0) {
-    zErr = sqlite3_mprintf("t differs from the model: t has %.20s..., m %.20s...",
-                           zT, zM);
-  }
-  sqlite3_free(zT);
-  sqlite3_free(zM);
-  for (i = 0; zErr == NULL && i < 3; i++) {
-    char zVec[128];
-    char *zKnn, *zBrute;
-    plVec(&s, zVec, sizeof(zVec));
-    zSql = sqlite3_mprintf(
-        "SELECT ifnull(group_concat(rowid), '') FROM (SELECT rowid FROM t "
-        "WHERE e MATCH colvec_from_json(%Q) AND k=5)",
-        zVec);
-    zKnn = plText(db, zSql, &zErr);
-    sqlite3_free(zSql);
-    zSql = sqlite3_mprintf(
-        "SELECT ifnull(group_concat(rowid), '') FROM (SELECT rowid FROM m "
-        "ORDER BY colvec_distance_l2(e, colvec_from_json(%Q)), rowid LIMIT 5)",
-        zVec);
-    zBrute = zKnn ? plText(db, zSql, &zErr) : NULL;
-    sqlite3_free(zSql);
-    if (zKnn && zBrute && strcmp(zKnn, zBrute) != 0) {
-      zErr = sqlite3_mprintf("KNN %s, brute force %s", zKnn, zBrute);
-    }
-    sqlite3_free(zKnn);
-    sqlite3_free(zBrute);
-  }
-  return zErr;
-}
-
-/*
-** Checks the database in zDir after a crash whose child acknowledged the
-** commits up to iAcked (-1: none). Returns NULL or a new message; sets
-** *pbLost when an acknowledged commit is missing (allowed by pMode).
-*/
-static char *plCheck(const char *zDir, const PlMode *pMode, int iAcked,
-                     int *pbLost) {
-  sqlite3 *db = NULL;
-  char *zErr = NULL, *zPath = sqlite3_mprintf("%s/pl.db", zDir);
-  sqlite3_int64 n;
+static char *plCheck(const char *zDir, const PlMode *pMode,
+                     const PlStates *pAcked, int *pbLost) {
+  FaultDb f;
+  char *zErr = NULL;
+  uint64_t h;
+  int rc, i, iState = -1, nOrphan = 0, nTmp = 0;
   *pbLost = 0;
-  if (sqlite3_open(zPath, &db) != SQLITE_OK) {
-    zErr = sqlite3_mprintf("open: %s", sqlite3_errmsg(db));
-  }
-  sqlite3_free(zPath);
-  if (zErr == NULL) {
-    char *z = plText(db, "PRAGMA integrity_check", &zErr);
-    if (z && strcmp(z, "ok") != 0) {
-      zErr = sqlite3_mprintf("integrity_check: %s", z);
+  memset(&f, 0, sizeof(f));
+  f.eJournal = pMode->eJournal;
+  f.eAccess = FAULT_ACCESS_MMAP;
+  snprintf(f.zDir, sizeof(f.zDir), "%s", zDir);
+  snprintf(f.zDb, sizeof(f.zDb), "%s/test.db", zDir);
+  rc = faultDbReopen(&f);
+  if (rc == SQLITE_OK) {
+    sqlite3_stmt *pStmt = NULL;
+    rc = sqlite3_prepare_v2(f.db, "PRAGMA integrity_check", -1, &pStmt, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW &&
+        strcmp((const char *)sqlite3_column_text(pStmt, 0), "ok") != 0) {
+      zErr = sqlite3_mprintf("integrity_check: %s",
+                             sqlite3_column_text(pStmt, 0));
     }
-    sqlite3_free(z);
+    sqlite3_finalize(pStmt);
   }
-  if (zErr == NULL && plInt(db, "SELECT count(*) FROM sqlite_schema WHERE "
-                                "name='c'") == 0) {
-    /* the setup never committed: it must not have been acknowledged */
-    if (pMode->nLag >= 0 && iAcked - pMode->nLag >= 0) {
-      zErr = sqlite3_mprintf("the acknowledged setup is gone");
-    } else {
-      char *zSql = sqlite3_mprintf("PRAGMA journal_mode=%s", pMode->zJournal);
-      if (sqlite3_exec(db, zSql, NULL, NULL, NULL) != SQLITE_OK ||
-          plSetup(db) != SQLITE_OK) {
-        zErr = sqlite3_mprintf("setup after the crash: %s",
-                               sqlite3_errmsg(db));
-      }
-      sqlite3_free(zSql);
+  if (rc == SQLITE_OK && zErr == NULL) {
+    h = faultStateHash(&f, &rc);
+    /* the latest reference state it equals (steps that change no row of
+    ** m leave equal states behind them) */
+    for (i = 0; rc == SQLITE_OK && i < refStates.n; i++) {
+      if (refStates.aHash[i] == h) iState = i;
     }
-  }
-  if (zErr == NULL) {
-    n = plInt(db, "SELECT n FROM c");
-    if (n < 0) {
-      zErr = sqlite3_mprintf("no counter: %s", sqlite3_errmsg(db));
-    } else if (n < iAcked) {
-      /* a lost setup (above) is not counted: the mode allows any loss */
+    if (rc == SQLITE_OK && iState < 0) {
+      zErr = sqlite3_mprintf("the state is none the workload committed "
+                             "(%d acknowledged)",
+                             pAcked->n - 1);
+    } else if (rc == SQLITE_OK && iState < pAcked->n - 1) {
       *pbLost = 1;
-      if (pMode->nLag >= 0 && n < iAcked - pMode->nLag) {
-        zErr = sqlite3_mprintf("commit %d was acknowledged, the database has "
-                               "%lld",
-                               iAcked, (long long)n);
+      if (pMode->nLag >= 0 && iState < pAcked->n - 1 - pMode->nLag) {
+        zErr = sqlite3_mprintf("state %d was acknowledged, the database is "
+                               "at state %d",
+                               pAcked->n - 1, iState);
       }
     }
   }
-  if (zErr == NULL &&
-      sqlite3_exec(db, "INSERT INTO t(t) VALUES('integrity-check')", NULL,
-                   NULL, &zErr) != SQLITE_OK && zErr == NULL) {
-    zErr = sqlite3_mprintf("integrity-check failed");
+  if (rc == SQLITE_OK && zErr == NULL && iState > 0) {
+    rc = faultIntegrity(&f);
+    if (rc == SQLITE_OK) rc = faultCompare(&f);
+    if (rc == SQLITE_OK) rc = faultKnnCheck(&f);
   }
-  if (zErr == NULL) zErr = plCompare(db);
-  if (zErr == NULL) {
-    /* the next write commits (and removes what the crash left) */
-    unsigned long long s = 777;
-    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = plInsert(db, &s, 900000, 10);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "UPDATE c SET n=n+1", 0, 0, 0);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-      zErr = sqlite3_mprintf("the next write failed: %s", sqlite3_errmsg(db));
+  if (rc == SQLITE_OK && zErr == NULL) {
+    rc = plNextWrite(&f, iState);
+    if (rc == SQLITE_OK) rc = faultCompare(&f);
+    if (rc == SQLITE_OK) rc = faultIntegrity(&f);
+    if (rc == SQLITE_OK) rc = faultOrphans(&f, &nOrphan, &nTmp);
+    if (rc == SQLITE_OK && (nOrphan || nTmp)) {
+      zErr = sqlite3_mprintf("after the next write: %d orphan files, %d .tmp",
+                             nOrphan, nTmp);
     }
   }
-  if (zErr == NULL) zErr = plCompare(db);
-  if (zErr == NULL) zErr = plOrphans(db, zDir);
-  sqlite3_close(db);
+  if (rc != SQLITE_OK && zErr == NULL) {
+    zErr = sqlite3_mprintf("(state %d, %d acknowledged) %s", iState,
+                           pAcked->n - 1, f.zErr);
+  }
+  faultDbClose(&f);
   return zErr;
 }
 
 /*
-** Runs the workload in a child crashing at sync point iSync (0: never)
-** and checks the result in the parent. Returns NULL or a new message;
-** *pbReached says the child crashed, *pbLost that an acknowledged commit
-** was missing, *pnSync (if given) the sync points of a run that did not
-** crash.
+** Runs the workload in a child crashing at sync point iSync (0: never) and
+** checks the result in the parent (the reference run: iSync 0, pStates
+** receives the states). Returns NULL or a new message; *pbReached says the
+** child crashed, *pbLost that an acknowledged step was missing, *pnSync
+** (if given) the sync points of a run that did not crash.
 */
 static char *plRun(const PlMode *pMode, int iSync, int eWhen, int *pbReached,
-                   int *pbLost, int *pnSync) {
-  char zDir[600];
-  int aPipe[2], iStatus = 0, iAcked = -1;
+                   int *pbLost, int *pnSync, PlStates *pStates) {
+  char zBase[600], zDir[256];
+  int aPipe[2], iStatus = 0;
   pid_t pid;
   PlMsg msg;
-  snprintf(zDir, sizeof(zDir), "%s/run", zTestDir);
-  plRmTree(zDir);
-  if (mkdir(zDir, 0755) != 0) return sqlite3_mprintf("mkdir %s", zDir);
+  PlStates acked;
+  char *zErr = NULL;
+  acked.n = 0;
+  zDir[0] = 0;
+  *pbReached = *pbLost = 0;
+  snprintf(zBase, sizeof(zBase), "%s/run", zTestDir);
+  if (mkdir(zBase, 0755) != 0 && errno != EEXIST) {
+    return sqlite3_mprintf("mkdir %s", zBase);
+  }
   if (pipe(aPipe) != 0) return sqlite3_mprintf("pipe");
   fflush(stdout);
   fflush(stderr);
@@ -552,22 +307,37 @@ static char *plRun(const PlMode *pMode, int iSync, int eWhen, int *pbReached,
   if (pid < 0) return sqlite3_mprintf("fork");
   if (pid == 0) {
     close(aPipe[0]);
-    plChild(zDir, pMode, iSync, eWhen, aPipe[1]);
+    plChild(zBase, pMode, iSync, eWhen, aPipe[1]);
   }
   close(aPipe[1]);
   while (read(aPipe[0], &msg, sizeof(msg)) == (ssize_t)sizeof(msg)) {
-    if (msg.eKind == PLMSG_COMMIT) iAcked = msg.v;
+    if (msg.eKind == PLMSG_DIR) snprintf(zDir, sizeof(zDir), "%s", msg.z);
+    if (msg.eKind == PLMSG_STATE && acked.n < PL_MAX_STATE) {
+      acked.aHash[acked.n++] = msg.h;
+    }
     if (msg.eKind == PLMSG_SYNCS && pnSync) *pnSync = msg.v;
   }
   close(aPipe[0]);
   waitpid(pid, &iStatus, 0);
   *pbReached = WIFEXITED(iStatus) && WEXITSTATUS(iStatus) == PL_EXIT_CRASH;
-  *pbLost = 0;
-  if (!(WIFEXITED(iStatus) && (WEXITSTATUS(iStatus) == 0 || *pbReached))) {
-    return sqlite3_mprintf("the child failed (status 0x%x) after commit %d",
-                           iStatus, iAcked);
+  if (pStates) *pStates = acked;
+  if (zDir[0] == 0) {
+    /* crashed before the folder was reported: nothing was committed */
+    if (!*pbReached) zErr = sqlite3_mprintf("the child reported no folder");
+  } else if (!(WIFEXITED(iStatus) &&
+               (WEXITSTATUS(iStatus) == 0 || *pbReached))) {
+    zErr = sqlite3_mprintf("the child failed (status 0x%x) after state %d",
+                           iStatus, acked.n - 1);
+  } else {
+    zErr = plCheck(zDir, pMode, &acked, pbLost);
   }
-  return plCheck(zDir, pMode, iAcked, pbLost);
+  {
+    FaultDb f;
+    memset(&f, 0, sizeof(f));
+    snprintf(f.zDir, sizeof(f.zDir), "%s", zDir);
+    faultDbRemove(&f);
+  }
+  return zErr;
 }
 
 /*************************************************************************
@@ -579,12 +349,14 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
   int bFull = getenv("COLVEC_POWERLOSS_FULL") != NULL &&
               atoi(getenv("COLVEC_POWERLOSS_FULL")) != 0;
   int bReached = 0, bLost = 0, nSync = -1, k, eWhen, nStride = 1;
-  char *zErr = plRun(pMode, 0, PL_BEFORE, &bReached, &bLost, &nSync);
+  char *zErr;
   memset(pT, 0, sizeof(*pT));
+  refStates.n = 0;
+  zErr = plRun(pMode, 0, PL_BEFORE, &bReached, &bLost, &nSync, &refStates);
   ck_assert_msg(zErr == NULL, "%s reference run: %s", pMode->zName,
                 zErr ? zErr : "");
-  ck_assert_msg(!bReached && !bLost && nSync > 0, "%s reference run",
-                pMode->zName);
+  ck_assert_msg(!bReached && !bLost && nSync > 0 && refStates.n > 1,
+                "%s reference run", pMode->zName);
   pT->nSyncPoint = nSync;
   if (!bFull && nSync > PL_DENSE) {
     nStride = (nSync - PL_DENSE) / PL_SHORT_MAX + 1;
@@ -593,7 +365,7 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
     for (eWhen = PL_BEFORE; eWhen <= PL_AFTER; eWhen++) {
       /* past the dense part, the short run alternates before and after */
       if (nStride > 1 && k > PL_DENSE && eWhen != (k / nStride) % 2) continue;
-      zErr = plRun(pMode, k, eWhen, &bReached, &bLost, NULL);
+      zErr = plRun(pMode, k, eWhen, &bReached, &bLost, NULL, NULL);
       pT->nTried++;
       pT->nReached += bReached;
       pT->nLost += bLost;
@@ -606,7 +378,7 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
     }
   }
   printf("powerloss %s: %d sync points, %d crash points tried (%d reached), "
-         "%d lost the last acknowledged commit, %d failures\n",
+         "%d lost the last acknowledged step, %d failures\n",
          pMode->zName, pT->nSyncPoint, pT->nTried, pT->nReached, pT->nLost,
          pT->nFail);
   fflush(stdout);
@@ -633,6 +405,16 @@ static Suite *plSuite(void) {
   return s;
 }
 
+/* Removes one entry of a tree (nftw callback). */
+static int plRmEntry(const char *zPath, const struct stat *pSt, int eFlag,
+                     struct FTW *pFtw) {
+  (void)pSt;
+  (void)eFlag;
+  (void)pFtw;
+  remove(zPath);
+  return 0;
+}
+
 /* Makes the test folder, registers colvec, runs the suite. */
 int main(void) {
   const char *zBase = getenv("COLVEC_POWERLOSS_DIR");
@@ -644,18 +426,29 @@ int main(void) {
   if (zBase == NULL || zBase[0] == 0) zBase = getenv("COLVEC_TESTDIR");
   if (zBase == NULL || zBase[0] == 0) zBase = getenv("TMPDIR");
   if (zBase == NULL || zBase[0] == 0) zBase = "/tmp";
-  snprintf(zTestDir, sizeof(zTestDir), "%s/powerloss-%d", zBase,
+  snprintf(zTestDir, sizeof(zTestDir), "%s/colvec-powerloss-%d", zBase,
            (int)getpid());
-  mkdir(zBase, 0755);
   if (mkdir(zTestDir, 0755) != 0 && errno != EEXIST) {
     fprintf(stderr, "cannot make %s\n", zTestDir);
     return 1;
   }
-  sqlite3_auto_extension((void (*)(void))sqlite3_colvec_init);
+  faultLibInit();
+  {
+    /* faultDbOpen() also prepares the CREATE step that plNextWrite() may
+    ** run in this process: open and remove one database */
+    FaultDb f;
+    if (faultDbOpen(&f, zTestDir, FAULT_JOURNAL_DELETE, FAULT_ACCESS_MMAP) !=
+        SQLITE_OK) {
+      fprintf(stderr, "%s\n", f.zErr);
+      return 1;
+    }
+    faultDbClose(&f);
+    faultDbRemove(&f);
+  }
   sr = srunner_create(plSuite());
   srunner_run_all(sr, CK_NORMAL);
   nFail = srunner_ntests_failed(sr);
   srunner_free(sr);
-  plRmTree(zTestDir);
+  nftw(zTestDir, plRmEntry, 16, FTW_DEPTH | FTW_PHYS);
   return nFail == 0 ? 0 : 1;
 }
