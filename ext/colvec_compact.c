@@ -5,6 +5,7 @@
 */
 #include "colvecInt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,11 +268,9 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
     if (pSrc->pBatch) {
       pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
     } else {
-      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr);
-      if (pVec == NULL) {
-        rc = COLVEC_CORRUPT_VTAB;
-        break;
-      }
+      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr,
+                             &rc);
+      if (pVec == NULL) break;
     }
     if (aAll) {
       memcpy(aAll + i * pCol->nByte, pVec, (size_t)pCol->nByte);
@@ -570,16 +569,23 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
-  int nName = 0, i, rc = SQLITE_OK;
+  int nName = 0, i, rc = SQLITE_OK, bKeepTrash = 0;
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
+  ColvecErr err;
   if (iGen < 0) {
     rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
     if (rc != SQLITE_OK) return rc;
     iGen++;
   }
   iKeep = iGen - 1 - (compactIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
-  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
-    nName = 0; /* no folder: no file to delete, but trash rows to drop */
+  err.iErrno = 0;
+  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
+      COLVEC_OK) {
+    /* no folder: no file to delete, but trash rows to drop; a folder that
+    ** cannot be listed keeps them, so that a later cleanup deletes their
+    ** files (a file no row names would be reported by integrity-check) */
+    nName = 0;
+    if (err.iErrno != ENOENT) bKeepTrash = 1;
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
@@ -593,13 +599,15 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {
-        colvecOsUnlink(zPath, NULL);
+        /* failing is harmless: the trash rows stay, a later cleanup
+        ** tries again */
+        if (colvecOsUnlink(zPath, NULL) != COLVEC_OK) bKeepTrash = 1;
         sqlite3_free(zPath);
       }
     }
   }
   colvecOsListFree(azName, nName);
-  if (rc == SQLITE_OK) {
+  if (rc == SQLITE_OK && !bKeepTrash) {
     rc = colvecStorageExec(
         pStorage,
         sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE "
