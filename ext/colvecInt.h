@@ -419,10 +419,22 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
 /*
 ** Returns a pointer to vector column iCol of row iRow of segment h: into
 ** the mapping (access=mmap), or read into pBuf (access=file, pBuf holds
-** the column's nByte). Returns NULL with *pzErr set on error.
+** the column's nByte). Returns NULL with *pzErr and *pRc set on error:
+** SQLITE_IOERR_READ when a read failed, COLVEC_CORRUPT_VTAB for a bad
+** segment.
 */
 const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
-                            int iCol, int64_t iRow, void *pBuf, char **pzErr);
+                            int iCol, int64_t iRow, void *pBuf, char **pzErr,
+                            int *pRc);
+
+/*
+** Maps the failure rc (COLVEC_*) of a segment read or open, whose ColvecErr
+** holds iErrno, to an SQLite code: SQLITE_NOMEM when out of memory (ENOMEM
+** included: a mapping that does not fit), SQLITE_IOERR_READ when the
+** operating system refused a call, else COLVEC_CORRUPT_VTAB (a bad file,
+** or one shorter than its header says).
+*/
+int colvecSegReadRc(int rc, int iErrno);
 
 /* Base address of vector column iCol in a mapped segment, or NULL
 ** (access=file or missing section). */

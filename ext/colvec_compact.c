@@ -5,6 +5,7 @@
 */
 #include "colvecInt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -267,11 +268,9 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
     if (pSrc->pBatch) {
       pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
     } else {
-      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr);
-      if (pVec == NULL) {
-        rc = COLVEC_CORRUPT_VTAB;
-        break;
-      }
+      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr,
+                             &rc);
+      if (pVec == NULL) break;
     }
     if (aAll) {
       memcpy(aAll + i * pCol->nByte, pVec, (size_t)pCol->nByte);
@@ -562,10 +561,10 @@ static int compactIsWal(ColvecStorage *pStorage) {
 ** the file; in WAL mode with synchronous=NORMAL the WAL is synced only at
 ** checkpoints. So in WAL mode the WAL is synced (through
 ** SQLITE_FCNTL_JOURNAL_POINTER), otherwise the database's folder, which
-** holds the journal. Returns SQLITE_OK, or an error with *pzErr set. A
-** database without a file has nothing to sync.
+** holds the journal. Returns SQLITE_OK or an error code. A database
+** without a file has nothing to sync.
 */
-static int compactSyncCommitted(ColvecStorage *pStorage, char **pzErr) {
+static int compactSyncCommitted(ColvecStorage *pStorage) {
   const ColvecConfig *pC = pStorage->pConfig;
   const char *zFile = sqlite3_db_filename(pStorage->db, pC->zDb);
   int rc = SQLITE_OK;
@@ -577,18 +576,9 @@ static int compactSyncCommitted(ColvecStorage *pStorage, char **pzErr) {
                              &pWal) == SQLITE_OK &&
         pWal && pWal->pMethods) {
       rc = pWal->pMethods->xSync(pWal, SQLITE_SYNC_NORMAL);
-      if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("colvec: cannot sync the write-ahead log "
-                                 "of %s",
-                                 zFile);
-      }
     }
-  } else {
-    ColvecErr err;
-    if (colvecOsSyncParent(zFile, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_IOERR;
-    }
+  } else if (colvecOsSyncParent(zFile, NULL) != COLVEC_OK) {
+    rc = SQLITE_IOERR;
   }
   return rc;
 }
@@ -607,22 +597,31 @@ static int compactSyncCommitted(ColvecStorage *pStorage, char **pzErr) {
 ** is kept: it may still roll back. Before the first file is deleted the
 ** commits so far are made durable (compactSyncCommitted); after the last
 ** one the folder is fsynced before the trash rows go, so that no power cut
-** brings back a file that no committed row names.
+** brings back a file that no committed row names. When one of those syncs
+** or an unlink fails, the trash rows stay and a later cleanup tries again.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   char **azName = NULL;
-  int nName = 0, i, rc = SQLITE_OK, nUnlink = 0;
+  int nName = 0, i, rc = SQLITE_OK, bKeepTrash = 0, nUnlink = 0;
+  int bSynced = 0; /* earlier commits made durable: 1, failed: -1 */
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
+  ColvecErr err;
   if (iGen < 0) {
     rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
     if (rc != SQLITE_OK) return rc;
     iGen++;
   }
   iKeep = iGen - 1 - (compactIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
-  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
-    nName = 0; /* no folder: no file to delete, but trash rows to drop */
+  err.iErrno = 0;
+  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
+      COLVEC_OK) {
+    /* no folder: no file to delete, but trash rows to drop; a folder that
+    ** cannot be listed keeps them, so that a later cleanup deletes their
+    ** files (a file no row names would be reported by integrity-check) */
+    nName = 0;
+    if (err.iErrno != ENOENT) bKeepTrash = 1;
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
@@ -636,8 +635,15 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {
-        if (nUnlink == 0) rc = compactSyncCommitted(pStorage, pzErr);
-        if (rc == SQLITE_OK && colvecOsUnlink(zPath, NULL) == COLVEC_OK) {
+        /* the commits that dropped the file first become durable (else
+        ** nothing is deleted); failing is harmless: the trash rows stay,
+        ** a later cleanup tries again */
+        if (bSynced == 0) {
+          bSynced = compactSyncCommitted(pStorage) == SQLITE_OK ? 1 : -1;
+        }
+        if (bSynced < 0 || colvecOsUnlink(zPath, NULL) != COLVEC_OK) {
+          bKeepTrash = 1;
+        } else {
           nUnlink++;
         }
         sqlite3_free(zPath);
@@ -645,16 +651,13 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
   }
   colvecOsListFree(azName, nName);
-  if (rc == SQLITE_OK && nUnlink > 0) {
-    /* The unlinks are made durable before the commit that forgets the
-    ** files: after a power cut a file no row names must not come back. */
-    ColvecErr err;
-    if (colvecOsSyncDir(pSegs->zDir, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_IOERR;
-    }
+  if (rc == SQLITE_OK && nUnlink > 0 &&
+      colvecOsSyncDir(pSegs->zDir, NULL) != COLVEC_OK) {
+    /* the unlinks must be durable before the commit that forgets the
+    ** files: after a power cut a file no row names must not come back */
+    bKeepTrash = 1;
   }
-  if (rc == SQLITE_OK) {
+  if (rc == SQLITE_OK && !bKeepTrash) {
     rc = colvecStorageExec(
         pStorage,
         sqlite3_mprintf("DELETE FROM \"%w\".\"%w_trash\" WHERE "

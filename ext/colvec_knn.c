@@ -84,11 +84,8 @@ int colvecKnnSegmentExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
       rc = colvecTickError(pzErr);
       break;
     }
-    pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
-    if (pVec == NULL) {
-      rc = COLVEC_CORRUPT_VTAB;
-      break;
-    }
+    pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr, &rc);
+    if (pVec == NULL) break;
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
                                   pCol->nDim),

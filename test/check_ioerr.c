@@ -54,9 +54,17 @@
 #include <unistd.h>
 
 #define IO_MAX_STEP 32   /* steps of the workload, at most */
-#define IO_DENSE 3       /* calls tried one by one at the start of a step */
-#define IO_STRIDED 2     /* further calls tried per step, evenly spaced */
+#define IO_MID_MIN 16    /* a step with more calls also gets its middle one */
 #define IO_MAX_REPORT 30 /* problem lines printed per case */
+#define IO_MAX_N 100000  /* fault points per kind and mode, at most */
+
+/* Under ASan every run is slower: the short version tries every other
+** fault point. */
+#if defined(__SANITIZE_ADDRESS__)
+#define IO_THIN 2
+#else
+#define IO_THIN 1
+#endif
 
 /* One kind of fault. */
 typedef struct IoKind IoKind;
@@ -199,8 +207,8 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   FaultDb f;
   sqlite3_int64 nMem0 = sqlite3_memory_used();
   int nFd0 = faultFdCount();
-  int i, rc, iFail = -1, rcFail = SQLITE_OK, nFired = 0, iResume, nOrphan,
-             nTmp, bHooked = 1;
+  int i, rc, iFail = -1, iStop = -1, rcFail = SQLITE_OK, nFired = 0, iResume,
+             nOrphan, nTmp;
   char zFail[1024] = "";
   uint64_t h;
 
@@ -212,27 +220,25 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   }
   ioSay(fd, "D %s", f.zDir); /* the parent removes it if we crash */
   faultInjectStart(pKind->eOp, N, pKind->iErrno, bPersist, pKind->nShort);
-  for (i = 0; i < pRef->nStep && iFail < 0; i++) {
+  /* Run steps until one fails or the fault fires (the step ends first). */
+  for (i = 0; i < pRef->nStep && iFail < 0 && nFired == 0; i++) {
     ioSay(fd, "S %d", i);
     rc = faultStepRun(&f, i);
-    if (bHooked && faultInjectFired() > 0) {
-      nFired = faultInjectStop(); /* the step has ended */
-      bHooked = 0;
-    }
+    nFired = faultInjectFired();
     if (rc != SQLITE_OK) {
       iFail = i;
       rcFail = rc;
       snprintf(zFail, sizeof(zFail), "%s", f.zErr);
-    } else if (!bHooked && nFired > 0 && pRef->aStart[i + 1][pKind->eOp] > N) {
+    } else if (nFired > 0) {
+      iStop = i;
       ioSay(fd, "I");
       ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N,
             i, faultStepName(i));
-      nFired = -nFired; /* reported once */
     }
   }
-  if (bHooked) nFired = faultInjectStop();
-  if (nFired < 0) nFired = -nFired;
+  nFired = faultInjectStop();
   if (iFail >= 0) {
+    iStop = iFail;
     if (nFired == 0) {
       ioSay(fd, "E N=%ld step %d (%s) failed without an injected fault: "
             "rc=%d %s", N, iFail, faultStepName(iFail), rcFail, zFail);
@@ -256,49 +262,50 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     return;
   }
   if (faultRollback(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld ROLLBACK after step %d: %s", N, iFail, f.zErr);
+    ioSay(fd, "E N=%ld ROLLBACK after step %d: %s", N, iStop, f.zErr);
   }
   if (faultCompare(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: t differs from the model: %s", N, iFail,
+    ioSay(fd, "E N=%ld after step %d: t differs from the model: %s", N, iStop,
           f.zErr);
   }
   if (faultHasTable(&f, "t") && faultIntegrity(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: integrity-check: %s", N, iFail, f.zErr);
+    ioSay(fd, "E N=%ld after step %d: integrity-check: %s", N, iStop, f.zErr);
   }
   if (faultHasTable(&f, "t") && faultKnnCheck(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: KNN: %s", N, iFail, f.zErr);
+    ioSay(fd, "E N=%ld after step %d: KNN: %s", N, iStop, f.zErr);
   }
   h = faultStateHash(&f, &rc);
   iResume = pRef->nStep;
   if (rc != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: cannot read the state: %s", N, iFail,
+    ioSay(fd, "E N=%ld after step %d: cannot read the state: %s", N, iStop,
           f.zErr);
-  } else if (iFail < 0) {
+  } else if (iStop < 0) {
+    /* no fault fired: the run must be the reference */
     if (h != pRef->aState[pRef->nStep]) {
-      ioSay(fd, "E N=%ld every step succeeded but the final state differs",
-            N);
+      ioSay(fd, "E N=%ld no fault fired but the final state differs", N);
     }
-  } else if (h == pRef->aState[iFail + 1]) {
-    iResume = iFail + 1;
-  } else if (h == pRef->aState[iFail]) {
-    iResume = iFail;
+  } else if (h == pRef->aState[iStop + 1]) {
+    iResume = iStop + 1;
+  } else if (iFail >= 0 && h == pRef->aState[iStop]) {
+    iResume = iStop;
   } else {
-    ioSay(fd, "E N=%ld step %d (%s): the state is neither the one before "
-          "nor the one after it", N, iFail, faultStepName(iFail));
+    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N,
+          iStop, faultStepName(iStop),
+          iFail >= 0 ? "before nor the one after" : "after");
   }
   for (i = iResume; i < pRef->nStep; i++) {
     ioSay(fd, "S resume %d", i);
     rc = faultStepRun(&f, i);
     if (rc != SQLITE_OK) {
       ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N,
-            iFail, i, faultStepName(i), rc, f.zErr);
+            iStop, i, faultStepName(i), rc, f.zErr);
       break;
     }
     if (i == pRef->nStep - 1) {
       h = faultStateHash(&f, &rc);
       if (rc != SQLITE_OK || h != pRef->aState[pRef->nStep]) {
         ioSay(fd, "E N=%ld resume after step %d: the final state differs", N,
-              iFail);
+              iStop);
       }
     }
   }
@@ -315,7 +322,7 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     ioSay(fd, "E N=%ld cannot list the table folder: %s", N, f.zErr);
   } else if (nOrphan || nTmp) {
     ioSay(fd, "E N=%ld (failing step %d) after a later write: %d orphan "
-          "segment files, %d temporary files", N, iFail, nOrphan, nTmp);
+          "segment files, %d temporary files", N, iStop, nOrphan, nTmp);
   }
   rc = faultDbClose(&f);
   if (rc != SQLITE_OK) {
@@ -324,11 +331,11 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     if (sqlite3_memory_used() != nMem0) {
       ioSay(fd, "E N=%ld leak: %lld bytes still allocated after close "
             "(failing step %d)", N, (long long)(sqlite3_memory_used() - nMem0),
-            iFail);
+            iStop);
     }
     if (faultFdCount() != nFd0) {
       ioSay(fd, "E N=%ld leak: %d file descriptors open after close, %d "
-            "before (failing step %d)", N, faultFdCount(), nFd0, iFail);
+            "before (failing step %d)", N, faultFdCount(), nFd0, iStop);
     }
   }
   faultDbRemove(&f);
@@ -420,39 +427,31 @@ static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal,
 
 /*
 ** Fills aN with the N values to try for call kind eOp (indexes into the
-** whole run's calls of that kind) and returns their count: for each step
-** that makes calls of that kind, the first IO_DENSE of them and IO_STRIDED
-** more evenly spaced over the rest; every call when bFull. aN has room for
-** nMax values.
+** whole run's calls of that kind) and returns their count. With bFull,
+** every call. Else, for every step that makes calls of that kind, its
+** first call and, when it makes more than IO_MID_MIN, the middle one;
+** with bSparse, only every other step's (the steps of parity iPhase).
+** aN has room for nMax values.
 */
-static int ioPick(const IoRef *pRef, int eOp, int bFull, long *aN, int nMax) {
-  int i, nN = 0;
+static int ioPick(const IoRef *pRef, int eOp, int bFull, int bSparse,
+                  int iPhase, long *aN, int nMax) {
+  int i, nN = 0, iSeen = 0;
   for (i = 0; i < pRef->nStep; i++) {
     long iFirst = pRef->aStart[i][eOp], iEnd = pRef->aStart[i + 1][eOp];
-    long nCall = iEnd - iFirst, j;
+    long j;
+    if (iEnd == iFirst) continue;
     if (bFull) {
       for (j = iFirst; j < iEnd && nN < nMax; j++) aN[nN++] = j;
       continue;
     }
-    for (j = iFirst; j < iEnd && j < iFirst + IO_DENSE && nN < nMax; j++) {
-      aN[nN++] = j;
-    }
-    if (nCall > IO_DENSE) {
-      long nRest = nCall - IO_DENSE, k;
-      for (k = 1; k <= IO_STRIDED && k <= nRest && nN < nMax; k++) {
-        long iN = iFirst + IO_DENSE - 1 + (nRest * k) / IO_STRIDED;
-        if (iN > aN[nN - 1] && iN < iEnd) aN[nN++] = iN;
-      }
+    if (bSparse && (iSeen++ & 1) != iPhase) continue;
+    if (nN < nMax) aN[nN++] = iFirst;
+    if (iEnd - iFirst > IO_MID_MIN && nN < nMax) {
+      aN[nN++] = iFirst + (iEnd - iFirst) / 2;
     }
   }
   return nN;
 }
-
-/* Totals over every case run by this process, printed at the end. */
-static struct {
-  int nRun;  /* fault points tried */
-  int nFail; /* runs with a problem */
-} ioTotal;
 
 /*
 ** Runs every kind (or the one COLVEC_IOERR_KIND names) in journal mode
@@ -460,7 +459,7 @@ static struct {
 */
 static void ioLoop(int eJournal) {
   static IoRef aRef[2]; /* reference per access mode */
-  static long aN[100000];
+  static long aN[IO_MAX_N];
   int bFull = ioEnv("COLVEC_IOERR_FULL");
   const char *zKind = getenv("COLVEC_IOERR_KIND");
   const char *zN = getenv("COLVEC_IOERR_N");
@@ -477,21 +476,22 @@ static void ioLoop(int eJournal) {
     int nN, i, bPersist;
     if (zKind && strcmp(zKind, pKind->zName) != 0) continue;
     memset(&t, 0, sizeof(t));
-    if (zN) {
-      aN[0] = atol(zN);
-      nN = 1;
-    } else {
-      nN = ioPick(pRef, pKind->eOp, bFull, aN,
-                  (int)(sizeof(aN) / sizeof(aN[0])));
-    }
     for (bPersist = 0; bPersist <= 1; bPersist++) {
-      for (i = 0; i < nN; i++) {
-        /* short version: persistent faults only where each step's calls
-        ** begin (later calls of a step fail the same way as transient) */
-        if (bPersist && !bFull && !zN && i > 0 &&
-            aN[i] != pRef->aStart[0][pKind->eOp] && aN[i] - aN[i - 1] == 1) {
-          continue;
-        }
+      if (zN) {
+        aN[0] = atol(zN);
+        nN = 1;
+      } else if (bFull) {
+        nN = ioPick(pRef, pKind->eOp, 1, 0, 0, aN, IO_MAX_N);
+      } else if (eJournal == FAULT_JOURNAL_WAL) {
+        /* short version, WAL: transient faults, every other step */
+        if (bPersist) break;
+        nN = ioPick(pRef, pKind->eOp, 0, 1, 1, aN, IO_MAX_N);
+      } else {
+        /* short version, rollback journal: transient faults at every
+        ** step, persistent ones at every other step */
+        nN = ioPick(pRef, pKind->eOp, 0, bPersist, 0, aN, IO_MAX_N);
+      }
+      for (i = 0; i < nN; i += bFull || zN ? 1 : IO_THIN) {
         ioRun(pKind, pRef, eJournal, aN[i], bPersist, &t);
       }
     }
@@ -503,8 +503,6 @@ static void ioLoop(int eJournal) {
     nRun += t.nRun;
     nFail += t.nFail;
   }
-  ioTotal.nRun += nRun;
-  ioTotal.nFail += nFail;
   fprintf(stderr, "check_ioerr %s%s: %d fault points tried, %d failures "
           "(%ld s)\n", zJournal, bFull ? " (full)" : "", nRun, nFail,
           (long)(time(NULL) - t0));
