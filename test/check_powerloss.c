@@ -432,6 +432,7 @@ int main(void) {
     fprintf(stderr, "cannot make %s\n", zTestDir);
     return 1;
   }
+  printf("powerloss on SQLite %s\n", sqlite3_libversion());
   faultLibInit();
   {
     /* faultDbOpen() also prepares the CREATE step that plNextWrite() may
