@@ -56,8 +56,8 @@
 #include "faultlib.h"
 #include "powerloss.h"
 
-#define PL_DENSE 20     /* the short run tries every point up to here */
-#define PL_SHORT_MAX 20 /* ... and about this many after it, per mode */
+#define PL_DENSE 16     /* the short run tries every point up to here */
+#define PL_SHORT_MAX 12 /* ... and about this many after it, per mode */
 #define PL_MAX_STATE 64 /* states a run goes through, at most */
 
 /* A journal mode and synchronous setting, and what it promises. */
