@@ -63,10 +63,10 @@
 /* A journal mode and synchronous setting, and what it promises. */
 typedef struct PlMode PlMode;
 struct PlMode {
-  const char *zName;  /* for messages */
-  int eJournal;       /* FAULT_JOURNAL_* */
-  const char *zSync;  /* PRAGMA synchronous */
-  int nLag;           /* acknowledged steps allowed lost; -1 any */
+  const char *zName; /* for messages */
+  int eJournal;      /* FAULT_JOURNAL_* */
+  const char *zSync; /* PRAGMA synchronous */
+  int nLag;          /* acknowledged steps allowed lost; -1 any */
 };
 
 /* The modes tried. */
@@ -88,16 +88,16 @@ struct PlTally {
 };
 
 /* Messages of the child on the pipe. */
-#define PLMSG_DIR 1    /* z: the database's folder */
-#define PLMSG_STATE 2  /* h: the state after an acknowledged write step */
-#define PLMSG_SYNCS 3  /* v: sync points of a run that did not crash */
+#define PLMSG_DIR 1   /* z: the database's folder */
+#define PLMSG_STATE 2 /* h: the state after an acknowledged write step */
+#define PLMSG_SYNCS 3 /* v: sync points of a run that did not crash */
 
 /* A message from the child. */
 typedef struct PlMsg PlMsg;
 struct PlMsg {
-  int eKind;  /* PLMSG_* */
-  int v;      /* SYNCS: its value */
-  uint64_t h; /* STATE: faultStateHash() */
+  int eKind;   /* PLMSG_* */
+  int v;       /* SYNCS: its value */
+  uint64_t h;  /* STATE: faultStateHash() */
   char z[256]; /* DIR: the path */
 };
 
@@ -105,7 +105,7 @@ struct PlMsg {
 ** acknowledged write step. */
 typedef struct PlStates PlStates;
 struct PlStates {
-  int n;                     /* states recorded */
+  int n;                        /* states recorded */
   uint64_t aHash[PL_MAX_STATE]; /* their hashes */
 };
 
@@ -155,8 +155,7 @@ static void plChild(const char *zBase, const PlMode *pMode, int iSync,
   int i;
   if (plInstall() != SQLITE_OK) _exit(1);
   plCrashAt(iSync, eWhen);
-  if (faultDbOpen(&f, zBase, pMode->eJournal, FAULT_ACCESS_MMAP) !=
-      SQLITE_OK) {
+  if (faultDbOpen(&f, zBase, pMode->eJournal, FAULT_ACCESS_MMAP) != SQLITE_OK) {
     _exit(1);
   }
   memset(&msg, 0, sizeof(msg));
@@ -230,8 +229,8 @@ static char *plCheck(const char *zDir, const PlMode *pMode,
     rc = sqlite3_prepare_v2(f.db, "PRAGMA integrity_check", -1, &pStmt, NULL);
     if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW &&
         strcmp((const char *)sqlite3_column_text(pStmt, 0), "ok") != 0) {
-      zErr = sqlite3_mprintf("integrity_check: %s",
-                             sqlite3_column_text(pStmt, 0));
+      zErr =
+          sqlite3_mprintf("integrity_check: %s", sqlite3_column_text(pStmt, 0));
     }
     sqlite3_finalize(pStmt);
   }

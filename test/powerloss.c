@@ -121,16 +121,16 @@ struct PlVfsFile {
 
 /* The state of the simulation (one per process). */
 static struct {
-  int bInstalled;        /* plInstall() has run */
-  int nSync;             /* sync points seen so far */
-  int iCrash;            /* crash at this sync point (0: never) */
-  int eWhen;             /* PL_BEFORE or PL_AFTER */
-  PlFile *pFile;         /* files with changes since their last fsync */
-  PlOp *pOp;             /* folder changes not yet durable, newest first */
-  char *zPendingCreate;  /* colvec OPEN of a file that did not exist */
-  sqlite3_vfs *pUnix;    /* the VFS under the shim */
-  sqlite3_vfs vfs;       /* the shim */
-  ColvecOsHook hook;     /* colvec's test hook */
+  int bInstalled;       /* plInstall() has run */
+  int nSync;            /* sync points seen so far */
+  int iCrash;           /* crash at this sync point (0: never) */
+  int eWhen;            /* PL_BEFORE or PL_AFTER */
+  PlFile *pFile;        /* files with changes since their last fsync */
+  PlOp *pOp;            /* folder changes not yet durable, newest first */
+  char *zPendingCreate; /* colvec OPEN of a file that did not exist */
+  sqlite3_vfs *pUnix;   /* the VFS under the shim */
+  sqlite3_vfs vfs;      /* the shim */
+  ColvecOsHook hook;    /* colvec's test hook */
 } pl;
 
 /* Serializes every callback and the interface. */
