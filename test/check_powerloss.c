@@ -6,7 +6,9 @@
 ** plain model table m receiving the same writes in the same transactions:
 ** bulk loads crossing delta_rows, row-by-row inserts, updates, deletes,
 ** rowid moves, savepoints, optimize, KNN, a second table created, filled
-** and dropped, a reopen) under the simulation of test/powerloss.c, which
+** and dropped, a reopen), then a load, an 'optimize' and a write right
+** after it (plExtraSteps: its cleanup deletes what the optimize dropped),
+** under the simulation of test/powerloss.c, which
 ** at sync point k (just before it, or just after it) puts every file back
 ** to what the fsyncs so far made durable and ends the child. After each
 ** acknowledged write step (one transaction each) the child sends the state
@@ -29,7 +31,8 @@
 **
 ** A reference run counts the sync points and records the states. The
 ** default run tries both crash points of each of the first PL_DENSE sync
-** points, then one of every nth, so that the suite stays short; env
+** points and of the last PL_TAIL (the extra steps), one of every nth in
+** between, so that the suite stays short; env
 ** COLVEC_POWERLOSS_FULL=1 (make check-powerloss) tries every one, before
 ** and after. A state that equals the one before it (optimize changes no
 ** row) cannot tell whether that step's commit survived; the content
@@ -56,8 +59,9 @@
 #include "faultlib.h"
 #include "powerloss.h"
 
-#define PL_DENSE 16     /* the short run tries every point up to here */
-#define PL_SHORT_MAX 12 /* ... and about this many after it, per mode */
+#define PL_DENSE 12     /* the short run tries every point up to here, */
+#define PL_SHORT_MAX 10 /* about this many after it, per mode, */
+#define PL_TAIL 6       /* and every one of the last PL_TAIL */
 #define PL_MAX_STATE 64 /* states a run goes through, at most */
 
 /* A journal mode and synchronous setting, and what it promises. */
@@ -143,6 +147,42 @@ static void plSendState(int fd, FaultDb *p) {
 }
 
 /*
+** Inserts rows iLo..iHi into m and the same into t, in one transaction.
+** Returns an SQLite code.
+*/
+static int plLoad(FaultDb *p, int iLo, int iHi) {
+  char zSql[768];
+  snprintf(zSql, sizeof(zSql),
+           "BEGIN;"
+           "WITH RECURSIVE s(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM s "
+           "WHERE i < %d) INSERT INTO m(rowid, v, tag, n, x) SELECT i, "
+           "colvec_from_json(printf('[%%d,1,-1,%%d]', i %% 5, i %% 3)), 'a', "
+           "i, NULL FROM s;"
+           "INSERT INTO t(rowid, v, tag, n, x) SELECT rowid, v, tag, n, x "
+           "FROM m WHERE rowid BETWEEN %d AND %d;"
+           "COMMIT;",
+           iLo, iHi, iLo, iHi);
+  return faultExec(p, zSql);
+}
+
+/*
+** Runs the steps this suite adds after faultlib's workload: a load that
+** writes segments, an 'optimize' that drops them, and a write right after
+** it, whose cleanup deletes the dropped files (in rollback-journal mode)
+** while the commit of the 'optimize' is the last one. Sends the state after
+** each. Returns an SQLite code.
+*/
+static int plExtraSteps(FaultDb *p, int fd) {
+  int rc = plLoad(p, 500, 519);
+  if (rc == SQLITE_OK) plSendState(fd, p);
+  if (rc == SQLITE_OK) rc = faultExec(p, "INSERT INTO t(t) VALUES('optimize')");
+  if (rc == SQLITE_OK) plSendState(fd, p);
+  if (rc == SQLITE_OK) rc = plLoad(p, 520, 529);
+  if (rc == SQLITE_OK) plSendState(fd, p);
+  return rc;
+}
+
+/*
 ** The child: runs the workload in a new folder under zBase under the
 ** simulation, crashing at sync point iSync (0: never), reporting each
 ** acknowledged write step on fd. Never returns: _exit(PL_EXIT_CRASH) from
@@ -172,6 +212,10 @@ static void plChild(const char *zBase, const PlMode *pMode, int iSync,
     if (plSyncPragma(&f, pMode) != SQLITE_OK) _exit(1); /* after a reopen */
     if (faultStepIsWrite(i)) plSendState(fd, &f);
   }
+  if (plExtraSteps(&f, fd) != SQLITE_OK) {
+    fprintf(stderr, "extra steps: %s\n", f.zErr);
+    _exit(2);
+  }
   faultDbClose(&f);
   memset(&msg, 0, sizeof(msg));
   msg.eKind = PLMSG_SYNCS;
@@ -192,17 +236,7 @@ static void plChild(const char *zBase, const PlMode *pMode, int iSync,
 static int plNextWrite(FaultDb *p, int iState) {
   int rc = SQLITE_OK;
   if (iState == 0) rc = faultStepRun(p, 0); /* nothing committed: CREATE */
-  if (rc == SQLITE_OK) {
-    rc = faultExec(
-        p, "BEGIN;"
-           "WITH RECURSIVE s(i) AS (SELECT 900 UNION ALL SELECT i + 1 FROM s "
-           "WHERE i < 909) INSERT INTO m(rowid, v, tag, n, x) SELECT i, "
-           "colvec_from_json(printf('[%d,1,-1,%d]', i % 5, i % 3)), 'a', i, "
-           "NULL FROM s;"
-           "INSERT INTO t(rowid, v, tag, n, x) SELECT rowid, v, tag, n, x "
-           "FROM m WHERE rowid BETWEEN 900 AND 909;"
-           "COMMIT;");
-  }
+  if (rc == SQLITE_OK) rc = plLoad(p, 900, 909);
   return rc;
 }
 
@@ -357,13 +391,15 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
   ck_assert_msg(!bReached && !bLost && nSync > 0 && refStates.n > 1,
                 "%s reference run", pMode->zName);
   pT->nSyncPoint = nSync;
-  if (!bFull && nSync > PL_DENSE) {
-    nStride = (nSync - PL_DENSE) / PL_SHORT_MAX + 1;
+  if (!bFull && nSync > PL_DENSE + PL_TAIL) {
+    nStride = (nSync - PL_DENSE - PL_TAIL) / PL_SHORT_MAX + 1;
   }
-  for (k = 1; k <= nSync; k += (k < PL_DENSE ? 1 : nStride)) {
+  for (k = 1; k <= nSync; k++) {
+    int bDense = k <= PL_DENSE || k > nSync - PL_TAIL || nStride == 1;
+    if (!bDense && (k - PL_DENSE) % nStride != 0) continue;
     for (eWhen = PL_BEFORE; eWhen <= PL_AFTER; eWhen++) {
-      /* past the dense part, the short run alternates before and after */
-      if (nStride > 1 && k > PL_DENSE && eWhen != (k / nStride) % 2) continue;
+      /* between the dense parts the short run alternates before and after */
+      if (!bDense && eWhen != (k / nStride) % 2) continue;
       zErr = plRun(pMode, k, eWhen, &bReached, &bLost, NULL, NULL);
       pT->nTried++;
       pT->nReached += bReached;
