@@ -59,8 +59,8 @@
 #include "faultlib.h"
 #include "powerloss.h"
 
-#define PL_DENSE 12     /* the short run tries every point up to here, */
-#define PL_SHORT_MAX 10 /* about this many after it, per mode, */
+#define PL_DENSE 8      /* the short run tries every point up to here, */
+#define PL_SHORT_MAX 6  /* about this many after it, per mode, */
 #define PL_TAIL 6       /* and every one of the last PL_TAIL */
 #define PL_MAX_STATE 64 /* states a run goes through, at most */
 
