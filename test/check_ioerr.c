@@ -6,11 +6,14 @@
 ** checks). For each kind of fault (ioKinds[]: a call kind of the os layer,
 ** COLVEC_OSOP_*, an errno, a short write or not, the table's access mode)
 ** and each journal mode, a reference run counts the calls of every kind per
-** workload step and records the state after each step. Then for N over
-** those calls (see ioPick(): the first IO_DENSE calls of each step, then a
-** stride; every call with COLVEC_IOERR_FULL=1), a forked child runs the
-** workload with the N-th call of that kind failing, transient (only that
-** call) or persistent (that call and every later one until the step ends).
+** workload step and records the state before each step. Then for N over
+** those calls (ioPick(): in the short version the first call of each step
+** that makes such calls, and the middle one of a step that makes many;
+** persistent faults and WAL at every other step; ioPins[] always; every
+** call in the full version), a forked child runs the workload with the
+** N-th call of that kind failing, transient (only that call) or persistent
+** (that call and every later one until the step ends), and stops at the
+** step where the fault fired.
 ** The child checks:
 **   - a step that fails returns an I/O-family code (SQLITE_IOERR_*,
 **     SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM; others are notes, and
@@ -18,11 +21,12 @@
 **     message starts with "colvec: " (only colvec's calls fail, so every
 **     such error comes from colvec), and only when a fault was injected;
 **   - a step that succeeds although a fault fired is a note ("ignored":
-**     cleanup of files nothing needs, a hint);
+**     cleanup of files nothing needs, closing a file only read);
+**   - the fault fires at all (else the calls differ from the reference);
 **   - with faults off, after ROLLBACK of any open transaction: t equals
 **     the model, integrity-check passes, KNN agrees with a brute force (a
 **     reader query works), and the state is the reference state before or
-**     after the failing step;
+**     after the failing step (after it, when it succeeded);
 **   - the remaining steps then run to the reference final state;
 **   - one more write transaction leaves no orphan and no .tmp file in the
 **     table folder;
@@ -59,9 +63,9 @@
 #define IO_MAX_N 100000  /* fault points per kind and mode, at most */
 
 /* Under ASan every run is about ten times slower: the short version tries
-** every fourth fault point. */
+** every fifth fault point (and the pins). */
 #if defined(__SANITIZE_ADDRESS__)
-#define IO_THIN 4
+#define IO_THIN 5
 #else
 #define IO_THIN 1
 #endif
@@ -96,26 +100,28 @@ static const IoKind ioKinds[] = {
 };
 #define IO_NKIND ((int)(sizeof(ioKinds) / sizeof(ioKinds[0])))
 
-/* A fault point always tried by the short version, in both modes. */
+/* A fault point always tried by the short version (transient faults). */
 typedef struct IoPin IoPin;
 struct IoPin {
   const char *zKind; /* IoKind.zName */
-  long N;            /* the call that fails */
+  int iStep;         /* workload step */
+  long iCall;        /* which call of that kind in the step, from 0 */
 };
 
 /*
-** Fault points that found bugs (see doc/RELIABILITY.md), in the call
-** numbering of the workload as it is (they move when faultlib's steps
-** change): reads and opens of segments reported SQLITE_CORRUPT_VTAB
-** (open-EIO 2, mmap-ENOMEM 0, read-EIO 255 in a KNN, close-EIO 2); a
-** failed read leaked its buffer on the next attempt (read-EIO 139, 140);
-** cleanup dropped the trash rows of files it could not list or delete, so
-** integrity-check reported them (listdir-EMFILE 2, 15).
+** Fault points that found bugs (see doc/RELIABILITY.md): reads and opens
+** of segments reported SQLITE_CORRUPT_VTAB (open-EIO, mmap-ENOMEM,
+** close-EIO in the bulk load, read-EIO in a KNN); a failed read leaked its
+** buffer on the next attempt (read-EIO in the rowid moves); cleanup
+** dropped the trash rows of files it could not list, so integrity-check
+** reported them (listdir-EMFILE after the row inserts and the last
+** writes).
 */
 static const IoPin ioPins[] = {
-    {"open-EIO", 2},    {"mmap-ENOMEM", 0},     {"read-EIO", 255},
-    {"close-EIO", 2},   {"read-EIO", 139},      {"read-EIO", 140},
-    {"listdir-EMFILE", 2}, {"listdir-EMFILE", 15},
+    {"open-EIO", 1, 2},       {"mmap-ENOMEM", 1, 0},
+    {"close-EIO", 1, 2},      {"read-EIO", 8, 0},
+    {"read-EIO", 6, 0},       {"read-EIO", 6, 1},
+    {"listdir-EMFILE", 2, 0}, {"listdir-EMFILE", 15, 0},
 };
 
 /* The reference run of one journal mode and access mode. */
@@ -526,15 +532,21 @@ static void ioLoop(int eJournal) {
       for (i = 0; i < nN; i += bFull || zN ? 1 : IO_THIN) {
         ioRun(pKind, pRef, eJournal, aN[i], bPersist, &t);
       }
-      if (!bFull && !zN) {
-        /* the pins, unless tried already */
+      if (!bFull && !zN && !bPersist) {
+        /* the pins (transient), unless tried already */
         int iPin, j;
         for (iPin = 0; iPin < (int)(sizeof(ioPins) / sizeof(ioPins[0]));
              iPin++) {
+          long iPinN;
           if (strcmp(ioPins[iPin].zKind, pKind->zName) != 0) continue;
-          for (j = 0; j < nN && aN[j] != ioPins[iPin].N; j += IO_THIN) {
+          iPinN = pRef->aStart[ioPins[iPin].iStep][pKind->eOp] +
+                  ioPins[iPin].iCall;
+          if (iPinN >= pRef->aStart[ioPins[iPin].iStep + 1][pKind->eOp]) {
+            continue; /* the step makes fewer calls in this mode */
           }
-          if (j >= nN) ioRun(pKind, pRef, eJournal, ioPins[iPin].N, bPersist, &t);
+          for (j = 0; j < nN && aN[j] != iPinN; j += IO_THIN) {
+          }
+          if (j >= nN) ioRun(pKind, pRef, eJournal, iPinN, bPersist, &t);
         }
       }
     }
