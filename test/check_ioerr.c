@@ -20,6 +20,7 @@
 **     SQLITE_CORRUPT, SQLITE_INTERNAL and SQLITE_MISUSE failures) whose
 **     message starts with "colvec: " (only colvec's calls fail, so every
 **     such error comes from colvec), and only when a fault was injected;
+**     a write that finds the disk full gives SQLITE_FULL;
 **   - a step that succeeds although a fault fired is a note ("ignored":
 **     cleanup of files nothing needs, closing a file only read);
 **   - the fault fires at all (else the calls differ from the reference);
@@ -278,6 +279,10 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     } else if (ioCodeBad(rcFail)) {
       ioSay(fd, "E N=%ld step %d (%s) failed with rc=%d: %s", N, iFail,
             faultStepName(iFail), rcFail, zFail);
+    } else if (pKind->eOp == COLVEC_OSOP_WRITE && pKind->iErrno == ENOSPC &&
+               (rcFail & 0xff) != SQLITE_FULL) {
+      ioSay(fd, "E N=%ld step %d (%s): a full disk gave rc=%d, not "
+            "SQLITE_FULL: %s", N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (!ioCodeOk(rcFail)) {
       ioSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
             N, iFail, faultStepName(iFail), rcFail, zFail);
@@ -558,9 +563,9 @@ static void ioLoop(int eJournal) {
     nRun += t.nRun;
     nFail += t.nFail;
   }
-  fprintf(stderr, "check_ioerr %s%s: %d fault points tried, %d failures "
-          "(%ld s)\n", zJournal, bFull ? " (full)" : "", nRun, nFail,
-          (long)(time(NULL) - t0));
+  fprintf(stderr, "check_ioerr %s%s (SQLite %s): %d fault points tried, %d "
+          "failures (%ld s)\n", zJournal, bFull ? " (full)" : "",
+          sqlite3_libversion(), nRun, nFail, (long)(time(NULL) - t0));
   ck_assert_msg(nFail == 0, "%s: %d of %d fault points failed, see stderr",
                 zJournal, nFail, nRun);
 }
