@@ -119,18 +119,17 @@ struct IoPin {
 ** writes).
 */
 static const IoPin ioPins[] = {
-    {"open-EIO", 1, 2},       {"mmap-ENOMEM", 1, 0},
-    {"close-EIO", 1, 2},      {"read-EIO", 8, 0},
-    {"read-EIO", 6, 0},       {"read-EIO", 6, 1},
+    {"open-EIO", 1, 2},       {"mmap-ENOMEM", 1, 0},     {"close-EIO", 1, 2},
+    {"read-EIO", 8, 0},       {"read-EIO", 6, 0},        {"read-EIO", 6, 1},
     {"listdir-EMFILE", 2, 0}, {"listdir-EMFILE", 15, 0},
 };
 
 /* The reference run of one journal mode and access mode. */
 typedef struct IoRef IoRef;
 struct IoRef {
-  int nStep;                                     /* steps of the workload */
+  int nStep;                                       /* steps of the workload */
   long aStart[IO_MAX_STEP + 1][COLVEC_OSOP_COUNT]; /* calls before step i */
-  uint64_t aState[IO_MAX_STEP + 1];              /* state before step i */
+  uint64_t aState[IO_MAX_STEP + 1];                /* state before step i */
 };
 
 /* Counters of one kind in one journal mode. */
@@ -204,11 +203,11 @@ static void ioReference(IoRef *pRef, int eJournal, int eAccess) {
 ** injected I/O fault. */
 static int ioCodeOk(int rc) {
   switch (rc & 0xff) {
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-    case SQLITE_NOMEM:
-      return 1;
+  case SQLITE_IOERR:
+  case SQLITE_FULL:
+  case SQLITE_CANTOPEN:
+  case SQLITE_NOMEM:
+    return 1;
   }
   return 0;
 }
@@ -221,8 +220,8 @@ static int ioCodeBad(int rc) {
 
 /* The no-op write transaction after recovery: its cleanup must remove
 ** every file nothing names. */
-#define IO_CLEANUP_SQL                                          \
-  "BEGIN; DELETE FROM t WHERE rowid = -1; DELETE FROM m WHERE " \
+#define IO_CLEANUP_SQL                                                         \
+  "BEGIN; DELETE FROM t WHERE rowid = -1; DELETE FROM m WHERE "                \
   "rowid = -1; COMMIT;"
 
 /*
@@ -261,35 +260,41 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     } else if (nFired > 0) {
       iStop = i;
       ioSay(fd, "I");
-      ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N,
-            i, faultStepName(i));
+      ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N, i,
+            faultStepName(i));
     }
   }
   nFired = faultInjectStop();
   if (nFired == 0) {
     /* the reference run made call N: the sequence of calls changed */
-    ioSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)",
-          N, pRef->aStart[pRef->nStep][pKind->eOp]);
+    ioSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)", N,
+          pRef->aStart[pRef->nStep][pKind->eOp]);
   }
   if (iFail >= 0) {
     iStop = iFail;
     if (nFired == 0) {
-      ioSay(fd, "E N=%ld step %d (%s) failed without an injected fault: "
-            "rc=%d %s", N, iFail, faultStepName(iFail), rcFail, zFail);
+      ioSay(fd,
+            "E N=%ld step %d (%s) failed without an injected fault: "
+            "rc=%d %s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (ioCodeBad(rcFail)) {
       ioSay(fd, "E N=%ld step %d (%s) failed with rc=%d: %s", N, iFail,
             faultStepName(iFail), rcFail, zFail);
     } else if (pKind->eOp == COLVEC_OSOP_WRITE && pKind->iErrno == ENOSPC &&
                (rcFail & 0xff) != SQLITE_FULL) {
-      ioSay(fd, "E N=%ld step %d (%s): a full disk gave rc=%d, not "
-            "SQLITE_FULL: %s", N, iFail, faultStepName(iFail), rcFail, zFail);
+      ioSay(fd,
+            "E N=%ld step %d (%s): a full disk gave rc=%d, not "
+            "SQLITE_FULL: %s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (!ioCodeOk(rcFail)) {
       ioSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
             N, iFail, faultStepName(iFail), rcFail, zFail);
     }
     if (nFired > 0 && strncmp(zFail, "colvec: ", 8) != 0) {
-      ioSay(fd, "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
-            "%s", N, iFail, faultStepName(iFail), rcFail, zFail);
+      ioSay(fd,
+            "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
+            "%s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     }
   }
 
@@ -327,16 +332,16 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   } else if (iFail >= 0 && h == pRef->aState[iStop]) {
     iResume = iStop;
   } else {
-    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N,
-          iStop, faultStepName(iStop),
+    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N, iStop,
+          faultStepName(iStop),
           iFail >= 0 ? "before nor the one after" : "after");
   }
   for (i = iResume; i < pRef->nStep; i++) {
     ioSay(fd, "S resume %d", i);
     rc = faultStepRun(&f, i);
     if (rc != SQLITE_OK) {
-      ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N,
-            iStop, i, faultStepName(i), rc, f.zErr);
+      ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N, iStop,
+            i, faultStepName(i), rc, f.zErr);
       break;
     }
     if (i == pRef->nStep - 1) {
@@ -359,21 +364,26 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   } else if (faultOrphans(&f, &nOrphan, &nTmp) != SQLITE_OK) {
     ioSay(fd, "E N=%ld cannot list the table folder: %s", N, f.zErr);
   } else if (nOrphan || nTmp) {
-    ioSay(fd, "E N=%ld (failing step %d) after a later write: %d orphan "
-          "segment files, %d temporary files", N, iStop, nOrphan, nTmp);
+    ioSay(fd,
+          "E N=%ld (failing step %d) after a later write: %d orphan "
+          "segment files, %d temporary files",
+          N, iStop, nOrphan, nTmp);
   }
   rc = faultDbClose(&f);
   if (rc != SQLITE_OK) {
     ioSay(fd, "E N=%ld sqlite3_close rc=%d %s", N, rc, f.zErr);
   } else {
     if (sqlite3_memory_used() != nMem0) {
-      ioSay(fd, "E N=%ld leak: %lld bytes still allocated after close "
-            "(failing step %d)", N, (long long)(sqlite3_memory_used() - nMem0),
-            iStop);
+      ioSay(fd,
+            "E N=%ld leak: %lld bytes still allocated after close "
+            "(failing step %d)",
+            N, (long long)(sqlite3_memory_used() - nMem0), iStop);
     }
     if (faultFdCount() != nFd0) {
-      ioSay(fd, "E N=%ld leak: %d file descriptors open after close, %d "
-            "before (failing step %d)", N, faultFdCount(), nFd0, iStop);
+      ioSay(fd,
+            "E N=%ld leak: %d file descriptors open after close, %d "
+            "before (failing step %d)",
+            N, faultFdCount(), nFd0, iStop);
     }
   }
   faultDbRemove(&f);
@@ -392,8 +402,8 @@ static void ioRemoveDir(const char *zDir) {
 ** Parent side of one run: forks the child, collects its lines, prints
 ** problems (and notes when verbose) to stderr, counts them in *pT.
 */
-static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal,
-                  long N, int bPersist, IoTally *pT) {
+static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
+                  int bPersist, IoTally *pT) {
   int aFd[2], st = 0, bProblem = 0;
   char zLast[64] = "(start)", zDir[256] = "";
   const char *zMode = bPersist ? "persistent" : "transient";
@@ -443,8 +453,8 @@ static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal,
         bProblem = 1;
       } else if (zLine[0] == 'N') {
         if (ioEnv("COLVEC_IOERR_VERBOSE")) {
-          fprintf(stderr, "%s %s %s note: %s\n", pKind->zName, zJournal,
-                  zMode, zLine + 2);
+          fprintf(stderr, "%s %s %s note: %s\n", pKind->zName, zJournal, zMode,
+                  zLine + 2);
         }
         pT->nNote++;
       }
@@ -481,7 +491,8 @@ static int ioPick(const IoRef *pRef, int eOp, int bFull, int bSparse,
     long j;
     if (iEnd == iFirst) continue;
     if (bFull) {
-      for (j = iFirst; j < iEnd && nN < nMax; j++) aN[nN++] = j;
+      for (j = iFirst; j < iEnd && nN < nMax; j++)
+        aN[nN++] = j;
       continue;
     }
     if (bSparse && (iSeen++ & 1) != iPhase) continue;
@@ -544,8 +555,8 @@ static void ioLoop(int eJournal) {
              iPin++) {
           long iPinN;
           if (strcmp(ioPins[iPin].zKind, pKind->zName) != 0) continue;
-          iPinN = pRef->aStart[ioPins[iPin].iStep][pKind->eOp] +
-                  ioPins[iPin].iCall;
+          iPinN =
+              pRef->aStart[ioPins[iPin].iStep][pKind->eOp] + ioPins[iPin].iCall;
           if (iPinN >= pRef->aStart[ioPins[iPin].iStep + 1][pKind->eOp]) {
             continue; /* the step makes fewer calls in this mode */
           }
@@ -563,9 +574,11 @@ static void ioLoop(int eJournal) {
     nRun += t.nRun;
     nFail += t.nFail;
   }
-  fprintf(stderr, "check_ioerr %s%s (SQLite %s): %d fault points tried, %d "
-          "failures (%ld s)\n", zJournal, bFull ? " (full)" : "",
-          sqlite3_libversion(), nRun, nFail, (long)(time(NULL) - t0));
+  fprintf(stderr,
+          "check_ioerr %s%s (SQLite %s): %d fault points tried, %d "
+          "failures (%ld s)\n",
+          zJournal, bFull ? " (full)" : "", sqlite3_libversion(), nRun, nFail,
+          (long)(time(NULL) - t0));
   ck_assert_msg(nFail == 0, "%s: %d of %d fault points failed, see stderr",
                 zJournal, nFail, nRun);
 }
