@@ -64,9 +64,9 @@
 #define IO_MAX_N 100000  /* fault points per kind and mode, at most */
 
 /* Under ASan every run is about ten times slower: the short version tries
-** every fifth fault point (and the pins). */
+** every sixth fault point (and the pins). */
 #if defined(__SANITIZE_ADDRESS__)
-#define IO_THIN 5
+#define IO_THIN 6
 #else
 #define IO_THIN 1
 #endif
@@ -101,7 +101,8 @@ static const IoKind ioKinds[] = {
 };
 #define IO_NKIND ((int)(sizeof(ioKinds) / sizeof(ioKinds[0])))
 
-/* A fault point always tried by the short version (transient faults). */
+/* A fault point always tried by the short version (transient faults,
+** rollback journal). */
 typedef struct IoPin IoPin;
 struct IoPin {
   const char *zKind; /* IoKind.zName */
@@ -548,8 +549,8 @@ static void ioLoop(int eJournal) {
       for (i = 0; i < nN; i += bFull || zN ? 1 : IO_THIN) {
         ioRun(pKind, pRef, eJournal, aN[i], bPersist, &t);
       }
-      if (!bFull && !zN && !bPersist) {
-        /* the pins (transient), unless tried already */
+      if (!bFull && !zN && !bPersist && eJournal == FAULT_JOURNAL_DELETE) {
+        /* the pins (transient, rollback journal), unless tried already */
         int iPin, j;
         for (iPin = 0; iPin < (int)(sizeof(ioPins) / sizeof(ioPins[0]));
              iPin++) {
