@@ -9,6 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The SQLite code of a failed segment write whose errno is iErrno: a full
+** disk (or quota) is SQLITE_FULL, anything else SQLITE_IOERR. */
+static int compactIoRc(int iErrno) {
+#ifdef EDQUOT
+  if (iErrno == EDQUOT) return SQLITE_FULL;
+#endif
+  return iErrno == ENOSPC ? SQLITE_FULL : SQLITE_IOERR;
+}
+
 /* One live row of a source, for ordering rows by rowid. */
 typedef struct CompactRow CompactRow;
 struct CompactRow {
@@ -373,7 +382,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err) !=
             COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_IOERR;
+      rc = compactIoRc(err.iErrno);
     }
     if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
@@ -388,7 +397,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (rc == SQLITE_OK) {
         if (colvecSegWriterFinish(pW, (uint64_t)nRow, &err) != COLVEC_OK) {
           *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          rc = SQLITE_IOERR;
+          rc = compactIoRc(err.iErrno);
         } else {
           bFileDone = 1;
         }
@@ -396,8 +405,8 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         if (*pzErr == NULL) {
           *pzErr = sqlite3_mprintf("%s", colvecSegWriterErrmsg(pW));
         }
+        if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegWriterErrno(pW));
         colvecSegWriterAbort(pW);
-        if (rc == COLVEC_IOERR) rc = SQLITE_IOERR;
       }
     }
     if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);

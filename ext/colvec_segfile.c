@@ -657,6 +657,9 @@ void colvecSegWriterAbort(ColvecSegWriter *p) {
 /* Returns the message of p's sticky error ("" when there is none). */
 const char *colvecSegWriterErrmsg(ColvecSegWriter *p) { return p->err.zMsg; }
 
+/* Returns the errno of p's sticky error (0 when none, or not from the OS). */
+int colvecSegWriterErrno(ColvecSegWriter *p) { return p->err.iErrno; }
+
 /*************************************************************************
 ** Reader.
 */

@@ -6,23 +6,28 @@
 ** checks). For each kind of fault (ioKinds[]: a call kind of the os layer,
 ** COLVEC_OSOP_*, an errno, a short write or not, the table's access mode)
 ** and each journal mode, a reference run counts the calls of every kind per
-** workload step and records the state after each step. Then for N over
-** those calls (see ioPick(): the first IO_DENSE calls of each step, then a
-** stride; every call with COLVEC_IOERR_FULL=1), a forked child runs the
-** workload with the N-th call of that kind failing, transient (only that
-** call) or persistent (that call and every later one until the step ends).
+** workload step and records the state before each step. Then for N over
+** those calls (ioPick(): in the short version the first call of each step
+** that makes such calls, and the middle one of a step that makes many;
+** persistent faults and WAL at every other step; ioPins[] always; every
+** call in the full version), a forked child runs the workload with the
+** N-th call of that kind failing, transient (only that call) or persistent
+** (that call and every later one until the step ends), and stops at the
+** step where the fault fired.
 ** The child checks:
 **   - a step that fails returns an I/O-family code (SQLITE_IOERR_*,
 **     SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM; others are notes, and
 **     SQLITE_CORRUPT, SQLITE_INTERNAL and SQLITE_MISUSE failures) whose
 **     message starts with "colvec: " (only colvec's calls fail, so every
 **     such error comes from colvec), and only when a fault was injected;
+**     a write that finds the disk full gives SQLITE_FULL;
 **   - a step that succeeds although a fault fired is a note ("ignored":
-**     cleanup of files nothing needs, a hint);
+**     cleanup of files nothing needs, closing a file only read);
+**   - the fault fires at all (else the calls differ from the reference);
 **   - with faults off, after ROLLBACK of any open transaction: t equals
 **     the model, integrity-check passes, KNN agrees with a brute force (a
 **     reader query works), and the state is the reference state before or
-**     after the failing step;
+**     after the failing step (after it, when it succeeded);
 **   - the remaining steps then run to the reference final state;
 **   - one more write transaction leaves no orphan and no .tmp file in the
 **     table folder;
@@ -59,9 +64,9 @@
 #define IO_MAX_N 100000  /* fault points per kind and mode, at most */
 
 /* Under ASan every run is about ten times slower: the short version tries
-** every fourth fault point. */
+** every sixth fault point (and the pins). */
 #if defined(__SANITIZE_ADDRESS__)
-#define IO_THIN 4
+#define IO_THIN 6
 #else
 #define IO_THIN 1
 #endif
@@ -96,34 +101,36 @@ static const IoKind ioKinds[] = {
 };
 #define IO_NKIND ((int)(sizeof(ioKinds) / sizeof(ioKinds[0])))
 
-/* A fault point always tried by the short version, in both modes. */
+/* A fault point always tried by the short version (transient faults,
+** rollback journal). */
 typedef struct IoPin IoPin;
 struct IoPin {
   const char *zKind; /* IoKind.zName */
-  long N;            /* the call that fails */
+  int iStep;         /* workload step */
+  long iCall;        /* which call of that kind in the step, from 0 */
 };
 
 /*
-** Fault points that found bugs (see doc/RELIABILITY.md), in the call
-** numbering of the workload as it is (they move when faultlib's steps
-** change): reads and opens of segments reported SQLITE_CORRUPT_VTAB
-** (open-EIO 2, mmap-ENOMEM 0, read-EIO 255 in a KNN, close-EIO 2); a
-** failed read leaked its buffer on the next attempt (read-EIO 139, 140);
-** cleanup dropped the trash rows of files it could not list or delete, so
-** integrity-check reported them (listdir-EMFILE 2, 15).
+** Fault points that found bugs (see doc/RELIABILITY.md): reads and opens
+** of segments reported SQLITE_CORRUPT_VTAB (open-EIO, mmap-ENOMEM,
+** close-EIO in the bulk load, read-EIO in a KNN); a failed read leaked its
+** buffer on the next attempt (read-EIO in the rowid moves); cleanup
+** dropped the trash rows of files it could not list, so integrity-check
+** reported them (listdir-EMFILE after the row inserts and the last
+** writes).
 */
 static const IoPin ioPins[] = {
-    {"open-EIO", 2},    {"mmap-ENOMEM", 0},     {"read-EIO", 255},
-    {"close-EIO", 2},   {"read-EIO", 139},      {"read-EIO", 140},
-    {"listdir-EMFILE", 2}, {"listdir-EMFILE", 15},
+    {"open-EIO", 1, 2},       {"mmap-ENOMEM", 1, 0},     {"close-EIO", 1, 2},
+    {"read-EIO", 8, 0},       {"read-EIO", 6, 0},        {"read-EIO", 6, 1},
+    {"listdir-EMFILE", 2, 0}, {"listdir-EMFILE", 15, 0},
 };
 
 /* The reference run of one journal mode and access mode. */
 typedef struct IoRef IoRef;
 struct IoRef {
-  int nStep;                                     /* steps of the workload */
+  int nStep;                                       /* steps of the workload */
   long aStart[IO_MAX_STEP + 1][COLVEC_OSOP_COUNT]; /* calls before step i */
-  uint64_t aState[IO_MAX_STEP + 1];              /* state before step i */
+  uint64_t aState[IO_MAX_STEP + 1];                /* state before step i */
 };
 
 /* Counters of one kind in one journal mode. */
@@ -197,11 +204,11 @@ static void ioReference(IoRef *pRef, int eJournal, int eAccess) {
 ** injected I/O fault. */
 static int ioCodeOk(int rc) {
   switch (rc & 0xff) {
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-    case SQLITE_NOMEM:
-      return 1;
+  case SQLITE_IOERR:
+  case SQLITE_FULL:
+  case SQLITE_CANTOPEN:
+  case SQLITE_NOMEM:
+    return 1;
   }
   return 0;
 }
@@ -214,8 +221,8 @@ static int ioCodeBad(int rc) {
 
 /* The no-op write transaction after recovery: its cleanup must remove
 ** every file nothing names. */
-#define IO_CLEANUP_SQL                                          \
-  "BEGIN; DELETE FROM t WHERE rowid = -1; DELETE FROM m WHERE " \
+#define IO_CLEANUP_SQL                                                         \
+  "BEGIN; DELETE FROM t WHERE rowid = -1; DELETE FROM m WHERE "                \
   "rowid = -1; COMMIT;"
 
 /*
@@ -254,31 +261,41 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
     } else if (nFired > 0) {
       iStop = i;
       ioSay(fd, "I");
-      ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N,
-            i, faultStepName(i));
+      ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N, i,
+            faultStepName(i));
     }
   }
   nFired = faultInjectStop();
   if (nFired == 0) {
     /* the reference run made call N: the sequence of calls changed */
-    ioSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)",
-          N, pRef->aStart[pRef->nStep][pKind->eOp]);
+    ioSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)", N,
+          pRef->aStart[pRef->nStep][pKind->eOp]);
   }
   if (iFail >= 0) {
     iStop = iFail;
     if (nFired == 0) {
-      ioSay(fd, "E N=%ld step %d (%s) failed without an injected fault: "
-            "rc=%d %s", N, iFail, faultStepName(iFail), rcFail, zFail);
+      ioSay(fd,
+            "E N=%ld step %d (%s) failed without an injected fault: "
+            "rc=%d %s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (ioCodeBad(rcFail)) {
       ioSay(fd, "E N=%ld step %d (%s) failed with rc=%d: %s", N, iFail,
             faultStepName(iFail), rcFail, zFail);
+    } else if (pKind->eOp == COLVEC_OSOP_WRITE && pKind->iErrno == ENOSPC &&
+               (rcFail & 0xff) != SQLITE_FULL) {
+      ioSay(fd,
+            "E N=%ld step %d (%s): a full disk gave rc=%d, not "
+            "SQLITE_FULL: %s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (!ioCodeOk(rcFail)) {
       ioSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
             N, iFail, faultStepName(iFail), rcFail, zFail);
     }
     if (nFired > 0 && strncmp(zFail, "colvec: ", 8) != 0) {
-      ioSay(fd, "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
-            "%s", N, iFail, faultStepName(iFail), rcFail, zFail);
+      ioSay(fd,
+            "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
+            "%s",
+            N, iFail, faultStepName(iFail), rcFail, zFail);
     }
   }
 
@@ -316,16 +333,16 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   } else if (iFail >= 0 && h == pRef->aState[iStop]) {
     iResume = iStop;
   } else {
-    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N,
-          iStop, faultStepName(iStop),
+    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N, iStop,
+          faultStepName(iStop),
           iFail >= 0 ? "before nor the one after" : "after");
   }
   for (i = iResume; i < pRef->nStep; i++) {
     ioSay(fd, "S resume %d", i);
     rc = faultStepRun(&f, i);
     if (rc != SQLITE_OK) {
-      ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N,
-            iStop, i, faultStepName(i), rc, f.zErr);
+      ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N, iStop,
+            i, faultStepName(i), rc, f.zErr);
       break;
     }
     if (i == pRef->nStep - 1) {
@@ -348,21 +365,26 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   } else if (faultOrphans(&f, &nOrphan, &nTmp) != SQLITE_OK) {
     ioSay(fd, "E N=%ld cannot list the table folder: %s", N, f.zErr);
   } else if (nOrphan || nTmp) {
-    ioSay(fd, "E N=%ld (failing step %d) after a later write: %d orphan "
-          "segment files, %d temporary files", N, iStop, nOrphan, nTmp);
+    ioSay(fd,
+          "E N=%ld (failing step %d) after a later write: %d orphan "
+          "segment files, %d temporary files",
+          N, iStop, nOrphan, nTmp);
   }
   rc = faultDbClose(&f);
   if (rc != SQLITE_OK) {
     ioSay(fd, "E N=%ld sqlite3_close rc=%d %s", N, rc, f.zErr);
   } else {
     if (sqlite3_memory_used() != nMem0) {
-      ioSay(fd, "E N=%ld leak: %lld bytes still allocated after close "
-            "(failing step %d)", N, (long long)(sqlite3_memory_used() - nMem0),
-            iStop);
+      ioSay(fd,
+            "E N=%ld leak: %lld bytes still allocated after close "
+            "(failing step %d)",
+            N, (long long)(sqlite3_memory_used() - nMem0), iStop);
     }
     if (faultFdCount() != nFd0) {
-      ioSay(fd, "E N=%ld leak: %d file descriptors open after close, %d "
-            "before (failing step %d)", N, faultFdCount(), nFd0, iStop);
+      ioSay(fd,
+            "E N=%ld leak: %d file descriptors open after close, %d "
+            "before (failing step %d)",
+            N, faultFdCount(), nFd0, iStop);
     }
   }
   faultDbRemove(&f);
@@ -381,8 +403,8 @@ static void ioRemoveDir(const char *zDir) {
 ** Parent side of one run: forks the child, collects its lines, prints
 ** problems (and notes when verbose) to stderr, counts them in *pT.
 */
-static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal,
-                  long N, int bPersist, IoTally *pT) {
+static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
+                  int bPersist, IoTally *pT) {
   int aFd[2], st = 0, bProblem = 0;
   char zLast[64] = "(start)", zDir[256] = "";
   const char *zMode = bPersist ? "persistent" : "transient";
@@ -432,8 +454,8 @@ static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal,
         bProblem = 1;
       } else if (zLine[0] == 'N') {
         if (ioEnv("COLVEC_IOERR_VERBOSE")) {
-          fprintf(stderr, "%s %s %s note: %s\n", pKind->zName, zJournal,
-                  zMode, zLine + 2);
+          fprintf(stderr, "%s %s %s note: %s\n", pKind->zName, zJournal, zMode,
+                  zLine + 2);
         }
         pT->nNote++;
       }
@@ -470,7 +492,8 @@ static int ioPick(const IoRef *pRef, int eOp, int bFull, int bSparse,
     long j;
     if (iEnd == iFirst) continue;
     if (bFull) {
-      for (j = iFirst; j < iEnd && nN < nMax; j++) aN[nN++] = j;
+      for (j = iFirst; j < iEnd && nN < nMax; j++)
+        aN[nN++] = j;
       continue;
     }
     if (bSparse && (iSeen++ & 1) != iPhase) continue;
@@ -526,15 +549,21 @@ static void ioLoop(int eJournal) {
       for (i = 0; i < nN; i += bFull || zN ? 1 : IO_THIN) {
         ioRun(pKind, pRef, eJournal, aN[i], bPersist, &t);
       }
-      if (!bFull && !zN) {
-        /* the pins, unless tried already */
+      if (!bFull && !zN && !bPersist && eJournal == FAULT_JOURNAL_DELETE) {
+        /* the pins (transient, rollback journal), unless tried already */
         int iPin, j;
         for (iPin = 0; iPin < (int)(sizeof(ioPins) / sizeof(ioPins[0]));
              iPin++) {
+          long iPinN;
           if (strcmp(ioPins[iPin].zKind, pKind->zName) != 0) continue;
-          for (j = 0; j < nN && aN[j] != ioPins[iPin].N; j += IO_THIN) {
+          iPinN =
+              pRef->aStart[ioPins[iPin].iStep][pKind->eOp] + ioPins[iPin].iCall;
+          if (iPinN >= pRef->aStart[ioPins[iPin].iStep + 1][pKind->eOp]) {
+            continue; /* the step makes fewer calls in this mode */
           }
-          if (j >= nN) ioRun(pKind, pRef, eJournal, ioPins[iPin].N, bPersist, &t);
+          for (j = 0; j < nN && aN[j] != iPinN; j += IO_THIN) {
+          }
+          if (j >= nN) ioRun(pKind, pRef, eJournal, iPinN, bPersist, &t);
         }
       }
     }
@@ -546,8 +575,10 @@ static void ioLoop(int eJournal) {
     nRun += t.nRun;
     nFail += t.nFail;
   }
-  fprintf(stderr, "check_ioerr %s%s: %d fault points tried, %d failures "
-          "(%ld s)\n", zJournal, bFull ? " (full)" : "", nRun, nFail,
+  fprintf(stderr,
+          "check_ioerr %s%s (SQLite %s): %d fault points tried, %d "
+          "failures (%ld s)\n",
+          zJournal, bFull ? " (full)" : "", sqlite3_libversion(), nRun, nFail,
           (long)(time(NULL) - t0));
   ck_assert_msg(nFail == 0, "%s: %d of %d fault points failed, see stderr",
                 zJournal, nFail, nRun);

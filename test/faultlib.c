@@ -47,27 +47,29 @@ static char faultRowByRow[FAULT_SQL_MAX]; /* step "insert rows" */
 static char faultCreate[1024];            /* step "create", access filled in */
 
 /* The vector of row i as an SQL expression over the integer expression i. */
-#define FAULT_VEC(I)                                                        \
-  "colvec_from_json(printf('[%d,%d.5,%d,-%d]', (" I ") % 7, (" I ") % 3, " \
+#define FAULT_VEC(I)                                                           \
+  "colvec_from_json(printf('[%d,%d.5,%d,-%d]', (" I ") % 7, (" I ") % 3, "     \
   "(" I ") % 5, (" I ") % 11))"
 
 /* The columns of row i of m, from a CTE s(i). */
-#define FAULT_ROW                                                   \
-  "i, " FAULT_VEC("i") ", CASE i % 3 WHEN 0 THEN 'b' ELSE 'a' END, " \
-  "i * 3, CASE WHEN i % 4 = 0 THEN NULL ELSE i * 0.25 END"
+#define FAULT_ROW                                                              \
+  "i, " FAULT_VEC(                                                             \
+      "i") ", CASE i % 3 WHEN 0 THEN 'b' ELSE 'a' END, "                       \
+           "i * 3, CASE WHEN i % 4 = 0 THEN NULL ELSE i * 0.25 END"
 
 /* Inserts rows A..B into m, then copies them into t. */
-#define FAULT_LOAD(A, B)                                                  \
-  "WITH RECURSIVE s(i) AS (SELECT " A " UNION ALL SELECT i + 1 FROM s "   \
-  "WHERE i < " B ") INSERT INTO m(rowid, v, tag, n, x) SELECT " FAULT_ROW \
-  " FROM s;"                                                              \
-  "INSERT INTO t(rowid, v, tag, n, x) SELECT rowid, v, tag, n, x FROM m " \
+#define FAULT_LOAD(A, B)                                                       \
+  "WITH RECURSIVE s(i) AS (SELECT " A " UNION ALL SELECT i + 1 FROM s "        \
+  "WHERE i < " B ") INSERT INTO m(rowid, v, tag, n, x) SELECT " FAULT_ROW      \
+  " FROM s;"                                                                   \
+  "INSERT INTO t(rowid, v, tag, n, x) SELECT rowid, v, tag, n, x FROM m "      \
   "WHERE rowid BETWEEN " A " AND " B ";"
 
 /* The same statement on t and on m (zSet and zWhere shared). */
 #define FAULT_BOTH(VERB, REST) VERB " t " REST ";" VERB " m " REST ";"
 
 /* The workload. Step 0's SQL is faultCreate, step 2's faultRowByRow. */
+/* clang-format off */
 static FaultStep faultSteps[] = {
     {"create", FS_SQL, 1, faultCreate},
     {"bulk load", FS_SQL, 1,
@@ -127,6 +129,7 @@ static FaultStep faultSteps[] = {
     {"knn again", FS_KNN, 0, NULL},
     {"last write", FS_SQL, 1, "BEGIN;" FAULT_LOAD("400", "409") "COMMIT;"},
 };
+/* clang-format on */
 
 /* Number of steps. */
 #define FAULT_NSTEP ((int)(sizeof(faultSteps) / sizeof(faultSteps[0])))
@@ -184,8 +187,8 @@ static int faultStepAll(FaultDb *p, sqlite3_stmt *pStmt) {
 int faultHasTable(FaultDb *p, const char *zName) {
   sqlite3_stmt *pStmt;
   int bHas = 0;
-  if (faultPrepare(p, "SELECT 1 FROM sqlite_schema WHERE name = ?1",
-                   &pStmt) != SQLITE_OK) {
+  if (faultPrepare(p, "SELECT 1 FROM sqlite_schema WHERE name = ?1", &pStmt) !=
+      SQLITE_OK) {
     return 0;
   }
   sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
@@ -200,21 +203,21 @@ static int faultSameValue(sqlite3_stmt *a, sqlite3_stmt *b, int i) {
   int e = sqlite3_column_type(a, i);
   if (e != sqlite3_column_type(b, i)) return 0;
   switch (e) {
-    case SQLITE_INTEGER:
-      return sqlite3_column_int64(a, i) == sqlite3_column_int64(b, i);
-    case SQLITE_FLOAT:
-      return sqlite3_column_double(a, i) == sqlite3_column_double(b, i);
-    case SQLITE_NULL:
-      return 1;
-    default: {
-      int n = sqlite3_column_bytes(a, i);
-      const void *pA = e == SQLITE_TEXT ? (const void *)sqlite3_column_text(a, i)
-                                        : sqlite3_column_blob(a, i);
-      const void *pB = e == SQLITE_TEXT ? (const void *)sqlite3_column_text(b, i)
-                                        : sqlite3_column_blob(b, i);
-      if (n != sqlite3_column_bytes(b, i)) return 0;
-      return n == 0 || memcmp(pA, pB, (size_t)n) == 0;
-    }
+  case SQLITE_INTEGER:
+    return sqlite3_column_int64(a, i) == sqlite3_column_int64(b, i);
+  case SQLITE_FLOAT:
+    return sqlite3_column_double(a, i) == sqlite3_column_double(b, i);
+  case SQLITE_NULL:
+    return 1;
+  default: {
+    int n = sqlite3_column_bytes(a, i);
+    const void *pA = e == SQLITE_TEXT ? (const void *)sqlite3_column_text(a, i)
+                                      : sqlite3_column_blob(a, i);
+    const void *pB = e == SQLITE_TEXT ? (const void *)sqlite3_column_text(b, i)
+                                      : sqlite3_column_blob(b, i);
+    if (n != sqlite3_column_bytes(b, i)) return 0;
+    return n == 0 || memcmp(pA, pB, (size_t)n) == 0;
+  }
   }
 }
 
@@ -250,10 +253,9 @@ static int faultSameRows(FaultDb *p, const char *zA, const char *zB) {
       int i, nCol = sqlite3_column_count(a);
       for (i = 0; i < nCol; i++) {
         if (!faultSameValue(a, b, i)) {
-          rc = faultSetErr(p, FAULT_WRONG,
-                           "%s: row %d (key %lld) column %d differs from %s",
-                           zA, iRow, (long long)sqlite3_column_int64(a, 0), i,
-                           zB);
+          rc = faultSetErr(
+              p, FAULT_WRONG, "%s: row %d (key %lld) column %d differs from %s",
+              zA, iRow, (long long)sqlite3_column_int64(a, 0), i, zB);
           break;
         }
       }
@@ -454,20 +456,20 @@ int faultStepRun(FaultDb *p, int iStep) {
   }
   pStep = &faultSteps[iStep];
   switch (pStep->eKind) {
-    case FS_KNN:
-      return faultKnnCheck(p);
-    case FS_SCAN:
-      return faultScanCheck(p);
-    case FS_REOPEN: {
-      int rc = faultDbClose(p);
-      if (rc != SQLITE_OK) return rc;
-      rc = faultDbReopen(p);
-      /* the first read of t after the reopen opens its segments */
-      if (rc == SQLITE_OK) rc = faultExec(p, "SELECT count(*) FROM t");
-      return rc;
-    }
-    default:
-      return faultExec(p, pStep->zSql);
+  case FS_KNN:
+    return faultKnnCheck(p);
+  case FS_SCAN:
+    return faultScanCheck(p);
+  case FS_REOPEN: {
+    int rc = faultDbClose(p);
+    if (rc != SQLITE_OK) return rc;
+    rc = faultDbReopen(p);
+    /* the first read of t after the reopen opens its segments */
+    if (rc == SQLITE_OK) rc = faultExec(p, "SELECT count(*) FROM t");
+    return rc;
+  }
+  default:
+    return faultExec(p, pStep->zSql);
   }
 }
 
@@ -558,8 +560,8 @@ static int faultKnnOne(FaultDb *p, const char *zQ, int k, int bFilter) {
     sqlite3_reset(pRow);
     sqlite3_bind_int64(pRow, 2, iRowid);
     if (sqlite3_step(pRow) != SQLITE_ROW) {
-      rc = sqlite3_errcode(p->db) == SQLITE_OK || sqlite3_errcode(p->db) ==
-                                                       SQLITE_DONE
+      rc = sqlite3_errcode(p->db) == SQLITE_OK ||
+                   sqlite3_errcode(p->db) == SQLITE_DONE
                ? faultSetErr(p, FAULT_WRONG,
                              "KNN %s k=%d%s: rowid %lld is not a row of m "
                              "passing the filter",
@@ -569,9 +571,10 @@ static int faultKnnOne(FaultDb *p, const char *zQ, int k, int bFilter) {
     }
     dR = sqlite3_column_double(pRow, 0);
     if (fabs(d - dR) > 1e-6 * (1.0 + dR)) {
-      rc = faultSetErr(p, FAULT_WRONG,
-                       "KNN %s k=%d%s: rowid %lld at %.9g, its distance is %.9g",
-                       zQ, k, zWhere, (long long)iRowid, d, dR);
+      rc =
+          faultSetErr(p, FAULT_WRONG,
+                      "KNN %s k=%d%s: rowid %lld at %.9g, its distance is %.9g",
+                      zQ, k, zWhere, (long long)iRowid, d, dR);
       break;
     }
     dPrev = d;
@@ -620,7 +623,8 @@ static void faultHashValue(uint64_t *pH, sqlite3_stmt *pStmt, int i) {
     n = sqlite3_column_bytes(pStmt, i);
   }
   *pH = (*pH ^ (uint64_t)e) * 0x100000001b3ULL;
-  for (j = 0; j < n; j++) *pH = (*pH ^ a[j]) * 0x100000001b3ULL;
+  for (j = 0; j < n; j++)
+    *pH = (*pH ^ a[j]) * 0x100000001b3ULL;
   *pH = (*pH ^ 0xff) * 0x100000001b3ULL;
 }
 
@@ -631,7 +635,8 @@ static int faultHashQuery(FaultDb *p, const char *zSql, uint64_t *pH) {
   if (rc != SQLITE_OK) return rc;
   while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
     int i, nCol = sqlite3_column_count(pStmt);
-    for (i = 0; i < nCol; i++) faultHashValue(pH, pStmt, i);
+    for (i = 0; i < nCol; i++)
+      faultHashValue(pH, pStmt, i);
   }
   if (rc != SQLITE_DONE) {
     faultDbErr(p);
@@ -818,7 +823,7 @@ long faultInjectCount(int eOp) {
 /* See faultlib.h. */
 const char *faultOpName(int eOp) {
   static const char *const azName[COLVEC_OSOP_COUNT] = {
-      "?",      "open",   "close",  "read",  "write",   "fsync", "size",
+      "?",       "open",   "close",  "read",  "write", "fsync",   "size",
       "dirsync", "rename", "unlink", "mkdir", "rmdir", "listdir", "mmap"};
   return eOp > 0 && eOp < COLVEC_OSOP_COUNT ? azName[eOp] : "?";
 }
