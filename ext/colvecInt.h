@@ -302,7 +302,8 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder);
 /*
 ** Chooses an id for a new table of schema zDb and creates its folder
 ** (a name nothing on disk uses yet; for a database without a file only
-** the id is chosen). Returns SQLITE_OK with *pzFolder set
+** the id is chosen), durably: the folder holding it is fsynced, and so is
+** the database's folder, which holds <db>-colvec. Returns SQLITE_OK with *pzFolder set
 ** (sqlite3_malloc'd), or an error with *pzErr set.
 */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
@@ -396,10 +397,22 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
 /*
 ** Returns a pointer to vector column iCol of row iRow of segment h: into
 ** the mapping (access=mmap), or read into pBuf (access=file, pBuf holds
-** the column's nByte). Returns NULL with *pzErr set on error.
+** the column's nByte). Returns NULL with *pzErr and *pRc set on error:
+** SQLITE_IOERR_READ when a read failed, COLVEC_CORRUPT_VTAB for a bad
+** segment.
 */
 const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
-                            int iCol, int64_t iRow, void *pBuf, char **pzErr);
+                            int iCol, int64_t iRow, void *pBuf, char **pzErr,
+                            int *pRc);
+
+/*
+** Maps the failure rc (COLVEC_*) of a segment read or open, whose ColvecErr
+** holds iErrno, to an SQLite code: SQLITE_NOMEM when out of memory (ENOMEM
+** included: a mapping that does not fit), SQLITE_IOERR_READ when the
+** operating system refused a call, else COLVEC_CORRUPT_VTAB (a bad file,
+** or one shorter than its header says).
+*/
+int colvecSegReadRc(int rc, int iErrno);
 
 /* Base address of vector column iCol (described by pCol) in a mapped
 ** segment, or NULL (access=file, or no section of the right size). */

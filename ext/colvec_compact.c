@@ -5,8 +5,18 @@
 */
 #include "colvecInt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The SQLite code of a failed segment write whose errno is iErrno: a full
+** disk (or quota) is SQLITE_FULL, anything else SQLITE_IOERR. */
+static int compactIoRc(int iErrno) {
+#ifdef EDQUOT
+  if (iErrno == EDQUOT) return SQLITE_FULL;
+#endif
+  return iErrno == ENOSPC ? SQLITE_FULL : SQLITE_IOERR;
+}
 
 /* One live row of a source, for ordering rows by rowid. */
 typedef struct CompactRow CompactRow;
@@ -267,11 +277,9 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
     if (pSrc->pBatch) {
       pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
     } else {
-      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr);
-      if (pVec == NULL) {
-        rc = COLVEC_CORRUPT_VTAB;
-        break;
-      }
+      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr,
+                             &rc);
+      if (pVec == NULL) break;
     }
     if (aAll) {
       memcpy(aAll + i * pCol->nByte, pVec, (size_t)pCol->nByte);
@@ -374,7 +382,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err) !=
             COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_IOERR;
+      rc = compactIoRc(err.iErrno);
     }
     if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
@@ -389,7 +397,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (rc == SQLITE_OK) {
         if (colvecSegWriterFinish(pW, (uint64_t)nRow, &err) != COLVEC_OK) {
           *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          rc = SQLITE_IOERR;
+          rc = compactIoRc(err.iErrno);
         } else {
           bFileDone = 1;
         }
@@ -397,8 +405,8 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         if (*pzErr == NULL) {
           *pzErr = sqlite3_mprintf("%s", colvecSegWriterErrmsg(pW));
         }
+        if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegWriterErrno(pW));
         colvecSegWriterAbort(pW);
-        if (rc == COLVEC_IOERR) rc = SQLITE_IOERR;
       }
     }
     if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);
@@ -499,6 +507,37 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 }
 
 /*
+** Makes the transactions committed so far durable, before cleanup deletes
+** a file that one of them dropped. SQLite does not promise it in every
+** mode: in DELETE journal mode with synchronous=FULL the delete of the
+** journal is not synced, so after a power cut the journal can come back
+** hot and roll the last commit back, to a state whose manifest still names
+** the file; in WAL mode with synchronous=NORMAL the WAL is synced only at
+** checkpoints. So in WAL mode the WAL is synced (through
+** SQLITE_FCNTL_JOURNAL_POINTER), otherwise the database's folder, which
+** holds the journal. Returns SQLITE_OK or an error code. A database
+** without a file has nothing to sync.
+*/
+static int compactSyncCommitted(ColvecStorage *pStorage) {
+  const ColvecConfig *pC = pStorage->pConfig;
+  const char *zFile = sqlite3_db_filename(pStorage->db, pC->zDb);
+  int rc = SQLITE_OK;
+  if (zFile == NULL || zFile[0] == 0) return SQLITE_OK;
+  if (colvecStorageIsWal(pStorage)) {
+    sqlite3_file *pWal = NULL;
+    if (sqlite3_file_control(pStorage->db, pC->zDb,
+                             SQLITE_FCNTL_JOURNAL_POINTER,
+                             &pWal) == SQLITE_OK &&
+        pWal && pWal->pMethods) {
+      rc = pWal->pMethods->xSync(pWal, SQLITE_SYNC_NORMAL);
+    }
+  } else if (colvecOsSyncParent(zFile, NULL) != COLVEC_OK) {
+    rc = SQLITE_IOERR;
+  }
+  return rc;
+}
+
+/*
 ** Deletes files nothing needs; see colvecInt.h.
 **
 ** iGen is the generation of the current write transaction (the one it has,
@@ -509,21 +548,33 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 ** g > iGen - 1 - COLVEC_WAL_KEEP. A row of generation -g was created and
 ** dropped inside transaction g: kept only while g is the current one (a
 ** ROLLBACK TO could name it again). What the current transaction dropped
-** is kept: it may still roll back.
+** is kept: it may still roll back. Before the first file is deleted the
+** commits so far are made durable (compactSyncCommitted); after the last
+** one the folder is fsynced before the trash rows go, so that no power cut
+** brings back a file that no committed row names. When one of those syncs
+** or an unlink fails, the trash rows stay and a later cleanup tries again.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr) {
   char **azName = NULL;
-  int nName = 0, i, rc = SQLITE_OK;
+  int nName = 0, i, rc = SQLITE_OK, bKeepTrash = 0, nUnlink = 0;
+  int bSynced = 0; /* earlier commits made durable: 1, failed: -1 */
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
+  ColvecErr err;
   if (iGen < 0) {
     rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
     if (rc != SQLITE_OK) return rc;
     iGen++;
   }
   iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
-  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) {
-    nName = 0; /* no folder: no file to delete, but trash rows to drop */
+  err.iErrno = 0;
+  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
+      COLVEC_OK) {
+    /* no folder: no file to delete, but trash rows to drop; a folder that
+    ** cannot be listed keeps them, so that a later cleanup deletes their
+    ** files (a file no row names would be reported by integrity-check) */
+    nName = 0;
+    if (err.iErrno != ENOENT) bKeepTrash = 1;
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
@@ -537,13 +588,29 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {
-        colvecOsUnlink(zPath, NULL);
+        /* the commits that dropped the file first become durable (else
+        ** nothing is deleted); failing is harmless: the trash rows stay,
+        ** a later cleanup tries again */
+        if (bSynced == 0) {
+          bSynced = compactSyncCommitted(pStorage) == SQLITE_OK ? 1 : -1;
+        }
+        if (bSynced < 0 || colvecOsUnlink(zPath, NULL) != COLVEC_OK) {
+          bKeepTrash = 1;
+        } else {
+          nUnlink++;
+        }
         sqlite3_free(zPath);
       }
     }
   }
   colvecOsListFree(azName, nName);
-  if (rc == SQLITE_OK) {
+  if (rc == SQLITE_OK && nUnlink > 0 &&
+      colvecOsSyncDir(pSegs->zDir, NULL) != COLVEC_OK) {
+    /* the unlinks must be durable before the commit that forgets the
+    ** files: after a power cut a file no row names must not come back */
+    bKeepTrash = 1;
+  }
+  if (rc == SQLITE_OK && !bKeepTrash) {
     rc = colvecStorageTrashPrune(pStorage, iKeep, iGen, pzErr);
   }
   return rc;

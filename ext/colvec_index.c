@@ -229,7 +229,9 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     if (rc == SQLITE_OK) {
       p->nCodeBytes = colvecQuantCodeBytes(p->pQuant);
       p->aCode = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
-      if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
+      if (*pzErr) {
+        rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
+      } else if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
         rc = COLVEC_CORRUPT_VTAB;
       } else if (p->pCodeOwned == NULL) {
         /* the codes and the graph are the working set of every search:
@@ -238,7 +240,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       }
     }
   } else if (*pzErr) {
-    rc = SQLITE_IOERR;
+    rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
   }
   if (rc == SQLITE_OK) {
     a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
@@ -254,7 +256,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
         rc = COLVEC_CORRUPT_VTAB;
       }
     } else if (*pzErr) {
-      rc = SQLITE_IOERR;
+      rc = p->pGraphOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
     }
   }
   if (rc == SQLITE_NOMEM) {
@@ -288,6 +290,8 @@ struct IndexQuery {
   ColvecSegHandle *h;          /* segment (float reads in access=file) */
   int iCol;                    /* column index */
   void *pBuf;                  /* access=file: one vector */
+  int rcRead;                  /* first failed vector read, SQLITE_OK if none */
+  char *zErrRead;              /* its message (owned) */
 };
 
 /* Query-to-node distance: on the codes, or on the float32 vector. */
@@ -302,9 +306,16 @@ static float indexQueryDist(void *pCtx, uint32_t iNode) {
   if (p->pIdx->aVecBase) {
     pVec = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
   } else {
-    pVec = colvecSegVector(p->h, p->pCol, p->iCol, iNode, p->pBuf, &zErr);
+    int rc;
+    pVec = colvecSegVector(p->h, p->pCol, p->iCol, iNode, p->pBuf, &zErr, &rc);
     if (pVec == NULL) {
-      sqlite3_free(zErr);
+      /* the search goes on; colvecIndexSearch reports the first failure */
+      if (p->rcRead == SQLITE_OK) {
+        p->rcRead = rc;
+        p->zErrRead = zErr;
+      } else {
+        sqlite3_free(zErr);
+      }
       return INFINITY;
     }
   }
@@ -454,7 +465,8 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
 /*
 ** Offers to pTopk the exact distances of the nOut candidates s->aNode, one
 ** vector at a time through colvecSegVector (a mapped vector, or a read
-** into s->pBuf). Returns SQLITE_OK, or COLVEC_CORRUPT_VTAB with *pzErr set.
+** into s->pBuf). Returns SQLITE_OK, or an error with *pzErr set
+** (SQLITE_IOERR_READ for a failed read, COLVEC_CORRUPT_VTAB).
 */
 static int indexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
                           const ColvecKnnQuery *q, const ColvecColumn *pCol,
@@ -462,9 +474,10 @@ static int indexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
   const ColvecKernels *pK = colvecKernelsBest();
   int i;
   for (i = 0; i < nOut; i++) {
+    int rc;
     const void *pVec =
-        colvecSegVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr);
-    if (pVec == NULL) return COLVEC_CORRUPT_VTAB;
+        colvecSegVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr, &rc);
+    if (pVec == NULL) return rc;
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
                                   pCol->nDim),
@@ -546,11 +559,8 @@ static int indexExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
     if (aBase) {
       pVec = aBase + (size_t)i * (size_t)pCol->nByte;
     } else {
-      pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr);
-      if (pVec == NULL) {
-        rc = COLVEC_CORRUPT_VTAB;
-        break;
-      }
+      pVec = colvecSegVector(h, pCol, q->iCol, i, pBuf, pzErr, &rc);
+      if (pVec == NULL) break;
     }
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
@@ -614,6 +624,11 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.pCtx = &ctx;
   rc = colvecHnswSearch(pIdx->pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
+  if (ctx.rcRead != SQLITE_OK) {
+    /* a vector could not be read: the results would be wrong */
+    *pzErr = ctx.zErrRead;
+    return ctx.rcRead;
+  }
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: damaged graph",
                              (long long)h->iSegid, pC->zName);

@@ -141,6 +141,7 @@ int colvecSegWriterEnd(ColvecSegWriter *p);
 int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr);
 void colvecSegWriterAbort(ColvecSegWriter *p);
 const char *colvecSegWriterErrmsg(ColvecSegWriter *p);
+int colvecSegWriterErrno(ColvecSegWriter *p);
 
 /*************************************************************************
 ** Reader.

@@ -146,6 +146,11 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     }
     /* mkdir fails on anything already there: the name is new on disk */
     rcDir = colvecOsMkdir(zDir, &err);
+    /* Make the new folder's entry, and the -colvec folder's, durable: the
+    ** segment files synced into it later are lost with it otherwise. */
+    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zDir, &err);
+    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zRoot, &err);
+    if (rcDir != COLVEC_OK && rcDir != COLVEC_ERROR) colvecOsRmdir(zDir, NULL);
     sqlite3_free(zDir);
     if (rcDir == COLVEC_OK) break;
     sqlite3_free(*pzFolder);
@@ -295,6 +300,23 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
 }
 
 /*
+** The code of a failed colvecSegSectionBytes() call whose buffer slot is
+** pOwned: a buffer was allocated, so the read failed (SQLITE_IOERR_READ),
+** else the allocation did (SQLITE_NOMEM).
+*/
+static int segBytesRc(void *pOwned) {
+  return pOwned ? SQLITE_IOERR_READ : SQLITE_NOMEM;
+}
+
+/* Maps a segment read's failure to an SQLite code; see colvecInt.h. */
+int colvecSegReadRc(int rc, int iErrno) {
+  if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
+  if (rc == COLVEC_IOERR && iErrno == ENOMEM) return SQLITE_NOMEM;
+  if (rc == COLVEC_IOERR && iErrno != 0) return SQLITE_IOERR_READ;
+  return COLVEC_CORRUPT_VTAB; /* a bad file, or shorter than it says */
+}
+
+/*
 ** Opens segment iSegid and checks it against its manifest row (checksum
 ** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
 ** segMissing for a file that does not exist).
@@ -323,7 +345,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
     rc = segMissing(p, iSegid, zPath, pzErr);
   } else if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg : "colvec: cannot open segment");
-    rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
+    rc = colvecSegReadRc(rc, err.iErrno);
   } else if (colvecSegHeaderChecksum(h->pSeg) != cksum ||
              (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
              colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
@@ -354,7 +376,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
       h->aRowid = (const int64_t *)colvecSegSectionBytes(
           h, COLVEC_SEG_ROWIDS, 0, &pOwned, &nByte, pzErr);
       h->aRowidOwned = (int64_t *)pOwned;
-      if (h->aRowid == NULL) rc = pOwned ? SQLITE_IOERR : SQLITE_NOMEM;
+      if (h->aRowid == NULL) rc = segBytesRc(pOwned);
     }
   }
   sqlite3_free(zPath);
@@ -551,16 +573,22 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
   void **apOwned = &h->apOwned[iCol * 3];
   int64_t nByte = 0, nNull = 0;
   if (!h->abView[iCol]) {
+    /* buffers left by an earlier attempt that failed (a read error) */
+    sqlite3_free(apOwned[0]);
+    sqlite3_free(apOwned[1]);
+    sqlite3_free(apOwned[2]);
+    apOwned[0] = apOwned[1] = apOwned[2] = NULL;
     memset(pView, 0, sizeof(*pView));
     pView->nRow = h->nRow;
     pView->aNull = colvecSegSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
                                    &apOwned[2], &nNull, pzErr);
-    if (*pzErr) return SQLITE_NOMEM;
+    if (*pzErr) return segBytesRc(apOwned[2]);
     switch (pCol->eAttr) {
     case COLVEC_ATTR_INTEGER:
       pView->eStore = COLVEC_STORE_INT64;
       pView->aInt = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol, &apOwned[0],
                                     &nByte, pzErr);
+      if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
       break;
@@ -568,6 +596,7 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
       pView->eStore = COLVEC_STORE_DOUBLE;
       pView->aReal = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
                                      &apOwned[0], &nByte, pzErr);
+      if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aReal == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
       break;
@@ -576,11 +605,12 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
                                                       : COLVEC_STORE_BLOB;
       pView->aOff = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
                                     &apOwned[0], &nByte, pzErr);
+      if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aOff == NULL) goto corrupt;
       nByte = 0;
       pView->aByte = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
                                      &apOwned[1], &nByte, pzErr);
-      if (*pzErr) goto corrupt;
+      if (*pzErr) return segBytesRc(apOwned[1]);
       pView->nByte = nByte;
       if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
       {
@@ -616,22 +646,28 @@ const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, const ColvecColumn *pCol,
 
 /* Returns a pointer to one vector; see colvecInt.h. */
 const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
-                            int iCol, int64_t iRow, void *pBuf, char **pzErr) {
+                            int iCol, int64_t iRow, void *pBuf, char **pzErr,
+                            int *pRc) {
   const ColvecSegSection *pSec =
       colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
   const uint8_t *aBase;
   ColvecErr err;
+  int rc;
   if (pSec == NULL || pSec->nByte != h->nRow * pCol->nByte) {
     *pzErr = sqlite3_mprintf("colvec: segment %lld lacks vectors for %s",
                              (long long)h->iSegid, pCol->zName);
+    *pRc = COLVEC_CORRUPT_VTAB;
     return NULL;
   }
   aBase = (const uint8_t *)colvecSegData(h->pSeg, pSec);
   if (aBase) return aBase + iRow * pCol->nByte;
   err.zMsg[0] = 0;
-  if (colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte,
-                    &err) != COLVEC_OK) {
+  err.iErrno = 0;
+  rc = colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte,
+                     &err);
+  if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    *pRc = colvecSegReadRc(rc, err.iErrno);
     return NULL;
   }
   return pBuf;
@@ -650,10 +686,10 @@ int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
       pBuf = sqlite3_malloc(pCol->nByte);
       if (pBuf == NULL) return SQLITE_NOMEM;
     }
-    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr);
+    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr, &rc);
     if (pVec) sqlite3_result_blob(pCtx, pVec, pCol->nByte, SQLITE_TRANSIENT);
     sqlite3_free(pBuf);
-    return pVec ? SQLITE_OK : COLVEC_CORRUPT_VTAB;
+    return pVec ? SQLITE_OK : rc;
   }
   rc = colvecSegView(p, h, iCol, &pView, pzErr);
   if (rc != SQLITE_OK) return rc;
@@ -706,10 +742,10 @@ int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
     void *pBuf = sqlite3_malloc(pCol->nByte);
     const void *pVec;
     if (pBuf == NULL) return SQLITE_NOMEM;
-    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr);
+    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr, &rc);
     if (pVec) sqlite3_bind_blob(pStmt, iBind, pVec, pCol->nByte, SQLITE_TRANSIENT);
     sqlite3_free(pBuf);
-    return pVec ? SQLITE_OK : COLVEC_CORRUPT_VTAB;
+    return pVec ? SQLITE_OK : rc;
   }
   rc = colvecSegView(p, h, iCol, &pView, pzErr);
   if (rc != SQLITE_OK) return rc;
