@@ -172,6 +172,8 @@ struct OomScript {
   uint64_t aOut[OOM_MAX_STEP];   /* reference output hash of each step */
   uint64_t aState[OOM_MAX_STEP + 1]; /* table hash before step i; [nStep] end */
   long long nAllocRef;           /* allocations of the reference run */
+  int nWindow;                   /* N values tried one by one at each
+                                 ** statement start (0: OOM_WINDOW) */
   int nPin;                      /* entries of aPin */
   int aPin[4];                   /* extra N values always tried (bugs found) */
   int nBound;                    /* entries of aBound */
@@ -308,15 +310,15 @@ static void oomScript2(OomScript *p) {
       "SELECT rowid, distance FROM t WHERE e MATCH "
       "'[50, 2, 60, 4, 70, 6, 3, 1]' AND k = 5 AND tag = 'x'"));
   /* the graph search with explicit oversampling, ef and rescore (on and
-  ** off: off reports the code estimates), then a rowid range filter */
+  ** off: off reports the code estimates), then a rowid range filter; one
+  ** statement, so that it adds one window of N values to the slow runs */
   oomAddStep(p, oomStrdupf(
-      "SELECT rowid, distance FROM t WHERE e MATCH "
+      "SELECT 1, rowid, distance FROM t WHERE e MATCH "
       "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND oversampling = 4 "
-      "AND ef = 40 AND rescore = 1;"
-      "SELECT rowid, distance FROM t WHERE e MATCH "
-      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND rescore = 0"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, distance FROM t WHERE e MATCH "
+      "AND ef = 40 AND rescore = 1 UNION ALL "
+      "SELECT 2, rowid, distance FROM t WHERE e MATCH "
+      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND rescore = 0 UNION ALL "
+      "SELECT 3, rowid, distance FROM t WHERE e MATCH "
       "'[90, 1, 80, 2, 70, 3, 60, 4]' AND k = 4 AND rescore = 1 "
       "AND rowid BETWEEN 100 AND 2500 AND tag != 'x'"));
 }
@@ -335,6 +337,7 @@ static void oomScript4(OomScript *p) {
   memset(p, 0, sizeof(*p));
   p->zName = "script4";
   p->bVtab = 1;
+  p->nWindow = 8; /* script 1 covers statement starts densely already */
   oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec("
                            "e float[4], tag text, n integer, delta_rows=4)"));
   for (i = 0; i < 4; i++) {
@@ -647,7 +650,8 @@ static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
       (N + 1 < iPrev + 1000 || N + 1 + 1000 > iEnd)) {
     return N + 1;
   }
-  if (N + 1 < nDense / OOM_THIN || N + 1 < iPrev + OOM_WINDOW / OOM_THIN) {
+  if (N + 1 < nDense / OOM_THIN ||
+      N + 1 < iPrev + (p->nWindow ? p->nWindow : OOM_WINDOW) / OOM_THIN) {
     return N + 1;
   }
   nGrowth = nGrowth / OOM_THIN > 0 ? nGrowth / OOM_THIN : 1;
@@ -873,8 +877,9 @@ static int oomRun(const OomScript *p, int N, int bPersist, OomTally *pT) {
 }
 
 /*
-** Runs script p for N = 0, 1, ... nDense-1, for OOM_WINDOW values from the
-** start of each step and of the last statement of each step (in the
+** Runs script p for N = 0, 1, ... nDense-1, for the script's window of
+** values (nWindow) from the start of each step and of the last statement
+** of each step (in the
 ** reference run's allocation count), and elsewhere with a stride of
 ** 1/nGrowth of the distance from the last such start, until a run
 ** completes with no injected failure (or N passes twice the reference
@@ -967,7 +972,7 @@ END_TEST
 START_TEST(test_oom_script4) {
   OomScript s;
   oomScript4(&s);
-  oomLoop(&s, 1, OOM_WINDOW, 4);
+  oomLoop(&s, 1, 8, 2);
 }
 END_TEST
 
@@ -975,7 +980,7 @@ END_TEST
 START_TEST(test_oom_script4_transient) {
   OomScript s;
   oomScript4(&s);
-  oomLoop(&s, 0, OOM_WINDOW, 6);
+  oomLoop(&s, 0, 8, 2);
 }
 END_TEST
 
