@@ -838,8 +838,7 @@ struct ColvecVtab {
                            ** (colvecVtabFind), guarded by a mutex */
   int bCreated;            /* CREATEd in the current transaction, which a
                            ** ROLLBACK TO may have undone (see xSync) */
-  struct ColvecCursor *pCursorList; /* open cursors, newest first (the
-                           ** MATCH function colvecCursorFindFunction gives) */
+  struct ColvecCursor *pCursorList; /* open cursors (xFindFunction) */
 };
 
 /* Debug builds: where a table is in SQLite's transaction calls. */

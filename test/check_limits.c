@@ -111,9 +111,9 @@ static int tBuild(int nM, int nEfC, int nThread) {
 /* Every build parameter at both ends of its range, and one past. */
 START_TEST(test_hnsw_params) {
   ck_assert_int_eq(tBuild(2, 1, 1), COLVEC_OK);
-  ck_assert_int_eq(tBuild(COLVEC_HNSW_MAX_M, COLVEC_HNSW_MAX_EFC,
-                          COLVEC_HNSW_MAX_THREAD),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      tBuild(COLVEC_HNSW_MAX_M, COLVEC_HNSW_MAX_EFC, COLVEC_HNSW_MAX_THREAD),
+      COLVEC_OK);
   ck_assert_int_eq(COLVEC_HNSW_MAX_M, 128);
   ck_assert_int_eq(COLVEC_HNSW_MAX_EFC, 4096);
   ck_assert_int_eq(COLVEC_HNSW_MAX_THREAD, 64);
