@@ -914,7 +914,7 @@ static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
       colvecCursorClose, colvecCursorFilter, colvecCursorNext,                 \
       colvecCursorEof, colvecCursorColumn, colvecCursorRowid,                  \
       vtabUpdateMethod, vtabBeginMethod, vtabSyncMethod, vtabCommitMethod,     \
-      vtabRollbackMethod, colvecCursorFindFunction, vtabRenameMethod,         \
+      vtabRollbackMethod, colvecCursorFindFunction, vtabRenameMethod,          \
       vtabSavepointMethod, vtabReleaseMethod, vtabRollbackToMethod,            \
       vtabShadowNameMethod
 
