@@ -514,6 +514,9 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /* Segments smaller than this are searched exactly (no graph). */
 #define COLVEC_INDEX_MIN_ROWS 2048
 
+/* Segments larger than this get no graph either (node ids are 32-bit). */
+#define COLVEC_INDEX_MAX_ROWS ((int64_t)UINT32_MAX)
+
 /* Scratch reused by every search of one table (no allocation per query). */
 typedef struct ColvecIndexScratch ColvecIndexScratch;
 struct ColvecIndexScratch {
@@ -958,6 +961,7 @@ struct ColvecVtab {
                            ** (colvecVtabFind), guarded by a mutex */
   int bCreated;            /* CREATEd in the current transaction, which a
                            ** ROLLBACK TO may have undone (see xSync) */
+  struct ColvecCursor *pCursorList; /* open cursors (xFindFunction) */
 };
 
 /* Debug builds: where a table is in SQLite's transaction calls. */
@@ -1013,6 +1017,19 @@ int colvecCursorEof(sqlite3_vtab_cursor *pCursor);
 int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
                        int iCol);
 int colvecCursorRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *piRowid);
+
+/*
+** xFindFunction: overloads match(query, vector column) with a function that
+** is true on the rows of this table's KNN cursors whose query it is. SQLite
+** honours xBestIndex's omit only for its first 16 constraints, so with more
+** WHERE terms it may evaluate a KNN's MATCH term on every row it returns;
+** anywhere else (an OR, a result column) the function is an error, as
+** before. Returns 1 (overloaded) or 0.
+*/
+int colvecCursorFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                             void (**pxFunc)(sqlite3_context *, int,
+                                             sqlite3_value **),
+                             void **ppArg);
 
 /* Sets the table's error message (taking ownership of zErr). */
 void colvecVtabSetError(ColvecVtab *pTab, char *zErr);

@@ -301,11 +301,12 @@ static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
                                char **pzErr) {
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
+  int rc;
   err.zMsg[0] = 0;
-  if (colvecSegOpen(zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg,
-                    &err) != COLVEC_OK) {
+  rc = colvecSegOpen(zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg, &err);
+  if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    return SQLITE_IOERR;
+    return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
   }
   *pCksum = colvecSegHeaderChecksum(pSeg);
   colvecSegClose(pSeg);
@@ -378,11 +379,12 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
       rc = SQLITE_CANTOPEN;
     }
-    if (rc == SQLITE_OK &&
-        colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err) !=
-            COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = compactIoRc(err.iErrno);
+    if (rc == SQLITE_OK) {
+      rc = colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err);
+      if (rc != COLVEC_OK) {
+        *pzErr = sqlite3_mprintf("%s", err.zMsg);
+        if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
+      }
     }
     if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
@@ -395,9 +397,10 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     if (pW) {
       if (rc == SQLITE_OK) {
-        if (colvecSegWriterFinish(pW, (uint64_t)nRow, &err) != COLVEC_OK) {
+        rc = colvecSegWriterFinish(pW, (uint64_t)nRow, &err);
+        if (rc != COLVEC_OK) {
           *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          rc = compactIoRc(err.iErrno);
+          if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
         } else {
           bFileDone = 1;
         }

@@ -567,6 +567,13 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     *pzErr = sqlite3_mprintf("colvec: column %s needs a type", aTok[0]);
     return SQLITE_ERROR;
   }
+  if (p->nCol >= COLVEC_MAX_COLUMNS) {
+    /* counted here, not as arguments: table options are no columns */
+    *pzErr = sqlite3_mprintf("colvec: too many columns: a table has at most "
+                             "%d (vector and attribute columns together)",
+                             COLVEC_MAX_COLUMNS);
+    return SQLITE_ERROR;
+  }
   rc = configCheckName(p, aTok[0], pzErr);
   if (rc != SQLITE_OK) return rc;
   pCol->zName = sqlite3_mprintf("%s", aTok[0]);
@@ -602,11 +609,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   p->nBuildThread = configCpuCount();
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
-  if (argc - 3 > COLVEC_MAX_COLUMNS) {
-    *pzErr = sqlite3_mprintf("colvec: too many columns (at most %d)",
-                             COLVEC_MAX_COLUMNS);
-    rc = SQLITE_ERROR;
-  } else if (p->zDb == NULL || p->zName == NULL) {
+  if (p->zDb == NULL || p->zName == NULL) {
     rc = SQLITE_NOMEM;
   } else {
     p->aCol = sqlite3_malloc64(sizeof(ColvecColumn) * (argc > 3 ? argc - 3 : 1));

@@ -38,6 +38,7 @@ struct ColvecCursor {
   int64_t iHitRow;          /* KNN: row of the hit in its segment */
   ColvecKnnQuery q;         /* KNN: parameters in force */
   void *pQueryVec;          /* KNN: query vector (binary form) */
+  ColvecCursor *pNextOpen;  /* next cursor of the table's pCursorList */
 };
 
 /* Sets the table's error message (taking ownership of zErr). */
@@ -48,11 +49,13 @@ void colvecVtabSetError(ColvecVtab *pTab, char *zErr) {
 
 /* xOpen: a new, empty cursor. */
 int colvecCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
+  ColvecVtab *pTab = (ColvecVtab *)pVtab;
   ColvecCursor *pCur = sqlite3_malloc(sizeof(ColvecCursor));
-  (void)pVtab;
   if (pCur == NULL) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
+  pCur->pNextOpen = pTab->pCursorList;
+  pTab->pCursorList = pCur;
   *ppCur = &pCur->base;
   return SQLITE_OK;
 }
@@ -85,6 +88,14 @@ static void cursorReset(ColvecCursor *pCur) {
 /* xClose. */
 int colvecCursorClose(sqlite3_vtab_cursor *pCursor) {
   ColvecCursor *pCur = (ColvecCursor *)pCursor;
+  ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
+  ColvecCursor **pp;
+  for (pp = &pTab->pCursorList; *pp; pp = &(*pp)->pNextOpen) {
+    if (*pp == pCur) {
+      *pp = pCur->pNextOpen;
+      break;
+    }
+  }
   cursorReset(pCur);
   sqlite3_free(pCur);
   return SQLITE_OK;
@@ -526,4 +537,56 @@ int colvecCursorRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *piRowid) {
     *piRowid = sqlite3_column_int64(pCur->pScan, 0);
   }
   return SQLITE_OK;
+}
+
+/*
+** The overloaded match(query, vector): 1 when an open KNN cursor of the
+** table (the user data) stands on a row and searches for this query (the
+** same vector once converted for its column), which is the case for every
+** row SQLite gets from a KNN whose MATCH term it did not omit; an error
+** anywhere else, such as a MATCH inside an OR.
+*/
+static void cursorMatchFunc(sqlite3_context *pCtx, int argc,
+                            sqlite3_value **argv) {
+  ColvecVtab *pTab = (ColvecVtab *)sqlite3_user_data(pCtx);
+  ColvecCursor *pCur;
+  (void)argc;
+  for (pCur = pTab->pCursorList; pCur; pCur = pCur->pNextOpen) {
+    const ColvecColumn *pCol;
+    void *pVec;
+    char *zErr = NULL;
+    int bSame;
+    if (!pCur->bKnn || pCur->bEof || pCur->pQueryVec == NULL) continue;
+    pCol = &pTab->pConfig->aCol[pCur->q.iCol];
+    pVec = sqlite3_malloc(pCol->nByte);
+    if (pVec == NULL) {
+      sqlite3_result_error_nomem(pCtx);
+      return;
+    }
+    bSame = colvecValueToVector(argv[0], pCol, pVec, &zErr) == SQLITE_OK &&
+            memcmp(pVec, pCur->pQueryVec, (size_t)pCol->nByte) == 0;
+    sqlite3_free(zErr);
+    sqlite3_free(pVec);
+    if (bSame) {
+      sqlite3_result_int(pCtx, 1);
+      return;
+    }
+  }
+  sqlite3_result_error(pCtx,
+                       "colvec: MATCH is usable only as a KNN constraint: "
+                       "'<vector column> MATCH ?' joined to the other WHERE "
+                       "terms with AND, with k = N or ORDER BY distance "
+                       "LIMIT N",
+                       -1);
+}
+
+/* xFindFunction; see colvecInt.h. */
+int colvecCursorFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                             void (**pxFunc)(sqlite3_context *, int,
+                                             sqlite3_value **),
+                             void **ppArg) {
+  if (nArg != 2 || sqlite3_stricmp(zName, "match") != 0) return 0;
+  *pxFunc = cursorMatchFunc;
+  *ppArg = pVtab;
+  return 1;
 }

@@ -146,7 +146,8 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
     sqlite3_free(aBuf);
     aBuf = NULL;
   }
-  if (rc == COLVEC_OK && nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex) {
+  if (rc == COLVEC_OK && nRow >= COLVEC_INDEX_MIN_ROWS &&
+      nRow <= COLVEC_INDEX_MAX_ROWS && !pCol->bNoIndex) {
     ColvecHnswConfig cfg;
     IndexBuild ctx;
     memset(&cfg, 0, sizeof(cfg));

@@ -863,7 +863,7 @@ static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
       colvecCursorClose, colvecCursorFilter, colvecCursorNext,                 \
       colvecCursorEof, colvecCursorColumn, colvecCursorRowid,                  \
       vtabUpdateMethod, vtabBeginMethod, vtabSyncMethod, vtabCommitMethod,     \
-      vtabRollbackMethod, NULL /* xFindFunction */, vtabRenameMethod,          \
+      vtabRollbackMethod, colvecCursorFindFunction, vtabRenameMethod,          \
       vtabSavepointMethod, vtabReleaseMethod, vtabRollbackToMethod,            \
       vtabShadowNameMethod
 

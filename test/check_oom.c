@@ -172,6 +172,8 @@ struct OomScript {
   uint64_t aOut[OOM_MAX_STEP];   /* reference output hash of each step */
   uint64_t aState[OOM_MAX_STEP + 1]; /* table hash before step i; [nStep] end */
   long long nAllocRef;           /* allocations of the reference run */
+  int nWindow;                   /* N values tried one by one at each
+                                 ** statement start (0: OOM_WINDOW) */
   int nPin;                      /* entries of aPin */
   int aPin[4];                   /* extra N values always tried (bugs found) */
   int nBound;                    /* entries of aBound */
@@ -307,6 +309,79 @@ static void oomScript2(OomScript *p) {
   oomAddStep(p, oomStrdupf(
       "SELECT rowid, distance FROM t WHERE e MATCH "
       "'[50, 2, 60, 4, 70, 6, 3, 1]' AND k = 5 AND tag = 'x'"));
+  /* the graph search with explicit oversampling, ef and rescore (on and
+  ** off: off reports the code estimates), then a rowid range filter; one
+  ** statement, so that it adds one window of N values to the slow runs */
+  oomAddStep(p, oomStrdupf(
+      "SELECT 1, rowid, distance FROM t WHERE e MATCH "
+      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND oversampling = 4 "
+      "AND ef = 40 AND rescore = 1 UNION ALL "
+      "SELECT 2, rowid, distance FROM t WHERE e MATCH "
+      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND rescore = 0 UNION ALL "
+      "SELECT 3, rowid, distance FROM t WHERE e MATCH "
+      "'[90, 1, 80, 2, 70, 3, 60, 4]' AND k = 4 AND rescore = 1 "
+      "AND rowid BETWEEN 100 AND 2500 AND tag != 'x'"));
+}
+
+/*
+** Script 4: writes that move rows between places. delta_rows=4, so each
+** 4-row INSERT is compacted into a segment at commit and the fourth such
+** segment makes a size-tiered merge; then a savepoint rolled back over a
+** rowid move, rowid moves in a segment and in the delta (with a new
+** vector), a KNN with rescore/oversampling/ef and filters, a DELETE that
+** leaves a segment mostly tombstones, a transaction whose savepoint is
+** rolled back after crossing delta_rows, and a final filtered KNN.
+*/
+static void oomScript4(OomScript *p) {
+  int i;
+  memset(p, 0, sizeof(*p));
+  p->zName = "script4";
+  p->bVtab = 1;
+  p->nWindow = 8; /* script 1 covers statement starts densely already */
+  oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec("
+                           "e float[4], tag text, n integer, delta_rows=4)"));
+  for (i = 0; i < 4; i++) {
+    int j = 4 * i + 1;
+    oomAddStep(p, oomStrdupf(
+        "INSERT INTO t(rowid, e, tag, n) VALUES"
+        " (%d, '[%d, 1, 0, 2]', 'a', %d), (%d, '[%d, 0, 1, 2]', 'b', %d),"
+        " (%d, '[%d, 2, 2, 0]', 'c', %d), (%d, '[%d, 1, 1, 1]', 'a', %d)",
+        j, j, j, j + 1, j + 1, j + 1, j + 2, j + 2, j + 2, j + 3, j + 3,
+        j + 3));
+  }
+  oomAddStep(p, oomStrdupf(
+      "SAVEPOINT a;"
+      "INSERT INTO t(rowid, e, tag, n) VALUES (40, '[4, 4, 4, 4]', 'b', 40),"
+      " (41, '[4, 1, 4, 1]', 'c', 41);"
+      "UPDATE t SET rowid = 50 WHERE rowid = 2;"
+      "ROLLBACK TO a;"
+      "UPDATE t SET rowid = 60 WHERE rowid = 3;"
+      "INSERT INTO t(rowid, e, tag, n) VALUES (42, '[0, 0, 0, 9]', 'c', 42);"
+      "RELEASE a"));
+  oomAddStep(p, oomStrdupf(
+      "UPDATE t SET rowid = rowid + 100 WHERE rowid IN (5, 9)"));
+  oomAddStep(p, oomStrdupf(
+      "UPDATE t SET rowid = 70, e = '[7, 7, 0, 0]' WHERE rowid = 42"));
+  oomAddStep(p, oomStrdupf(
+      "SELECT rowid, tag, distance FROM t WHERE e MATCH '[6, 1, 1, 1]' "
+      "AND k = 5 AND rescore = 1 AND oversampling = 3 AND ef = 8 "
+      "AND n >= 3 AND rowid != 4 AND tag IN ('a', 'c')"));
+  oomAddStep(p, oomStrdupf("DELETE FROM t WHERE n < 12 AND rowid < 100"));
+  oomAddStep(p, oomStrdupf(
+      "BEGIN;"
+      "SAVEPOINT s;"
+      "INSERT INTO t(rowid, e, tag, n) VALUES (80, '[8, 0, 0, 0]', 'a', 80),"
+      " (81, '[8, 1, 0, 0]', 'b', 81), (82, '[8, 2, 0, 0]', 'c', 82),"
+      " (83, '[8, 3, 0, 0]', 'a', 83), (84, '[8, 4, 0, 0]', 'b', 84);"
+      "SELECT count(*) FROM t;"
+      "ROLLBACK TO s;"
+      "INSERT INTO t(rowid, e, tag, n) VALUES (90, '[9, 0, 0, 0]', 'a', 90),"
+      " (91, '[9, 1, 0, 0]', 'b', 91), (92, '[9, 2, 0, 0]', 'c', 92),"
+      " (93, '[9, 3, 0, 0]', 'a', 93);"
+      "COMMIT"));
+  oomAddStep(p, oomStrdupf(
+      "SELECT rowid, n, distance FROM t WHERE e MATCH '[9, 1, 1, 0]' "
+      "AND k = 6 AND tag != 'b'"));
 }
 
 /* Script 3: the scalar functions (no table). */
@@ -575,7 +650,8 @@ static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
       (N + 1 < iPrev + 1000 || N + 1 + 1000 > iEnd)) {
     return N + 1;
   }
-  if (N + 1 < nDense / OOM_THIN || N + 1 < iPrev + OOM_WINDOW / OOM_THIN) {
+  if (N + 1 < nDense / OOM_THIN ||
+      N + 1 < iPrev + (p->nWindow ? p->nWindow : OOM_WINDOW) / OOM_THIN) {
     return N + 1;
   }
   nGrowth = nGrowth / OOM_THIN > 0 ? nGrowth / OOM_THIN : 1;
@@ -643,9 +719,12 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
   nFired = oomDisarm();
   if (iFail >= 0) {
     if ((rcFail & 0xff) != SQLITE_NOMEM) {
+      /* a plain SQLITE_IOERR (no extended code: not SQLite's own
+      ** SQLITE_IOERR_NOMEM) is colvec reporting its out-of-memory as an
+      ** I/O error: no I/O fails here */
       int bBad = (rcFail & 0xff) == SQLITE_CORRUPT ||
                  (rcFail & 0xff) == SQLITE_MISUSE ||
-                 (rcFail & 0xff) == SQLITE_INTERNAL;
+                 (rcFail & 0xff) == SQLITE_INTERNAL || rcFail == SQLITE_IOERR;
       oomSay(fd, "%c N=%d step %d failed with rc=%d (%s), not SQLITE_NOMEM",
              bBad ? 'E' : 'N', N, iFail, rcFail, zErr);
     }
@@ -798,8 +877,9 @@ static int oomRun(const OomScript *p, int N, int bPersist, OomTally *pT) {
 }
 
 /*
-** Runs script p for N = 0, 1, ... nDense-1, for OOM_WINDOW values from the
-** start of each step and of the last statement of each step (in the
+** Runs script p for N = 0, 1, ... nDense-1, for the script's window of
+** values (nWindow) from the start of each step and of the last statement
+** of each step (in the
 ** reference run's allocation count), and elsewhere with a stride of
 ** 1/nGrowth of the distance from the last such start, until a run
 ** completes with no injected failure (or N passes twice the reference
@@ -888,6 +968,22 @@ START_TEST(test_oom_script3_transient) {
 }
 END_TEST
 
+/* Script 4 (merges, savepoints, rowid moves), persistent failure. */
+START_TEST(test_oom_script4) {
+  OomScript s;
+  oomScript4(&s);
+  oomLoop(&s, 1, 8, 2);
+}
+END_TEST
+
+/* Script 4 (merges, savepoints, rowid moves), transient failure. */
+START_TEST(test_oom_script4_transient) {
+  OomScript s;
+  oomScript4(&s);
+  oomLoop(&s, 0, 8, 2);
+}
+END_TEST
+
 /* Adds test tf to suite s as its own test case zName (so CK_RUN_CASE can
 ** pick one). */
 static void oomAddCase(Suite *s, const char *zName, const TTest *tf) {
@@ -905,6 +1001,8 @@ static Suite *oomSuite(void) {
   oomAddCase(s, "script2", test_oom_script2);
   oomAddCase(s, "script3", test_oom_script3);
   oomAddCase(s, "script3_transient", test_oom_script3_transient);
+  oomAddCase(s, "script4", test_oom_script4);
+  oomAddCase(s, "script4_transient", test_oom_script4_transient);
   return s;
 }
 
