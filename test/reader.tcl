@@ -105,8 +105,13 @@ proc one_txn {} {
   d eval COMMIT
 }
 
+# A "too old, retry" must be followed by a retry that works: after the
+# stop file (the writers are done) the loop goes on until one transaction
+# succeeded, for a bounded number of further tries.
 set iter 0
-while {$iter < $minIter || ![file exists $stopFile]} {
+set iAfterStop 0
+while {$iter < $minIter || ![file exists $stopFile] ||
+       ([dict get $stat txns] == 0 && [incr iAfterStop] <= 20)} {
   incr iter
   if {[catch one_txn msg]} {
     catch {d eval ROLLBACK}
