@@ -474,6 +474,75 @@ START_TEST(test_corrupt) {
 }
 END_TEST
 
+/* FNV-1a 64-bit hash of the n bytes at p, continuing from h. */
+static uint64_t tqHash(uint64_t h, const void *p, size_t n) {
+  const uint8_t *a = p;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    h ^= a[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/*
+** The stored forms do not move: for every type and metric, the serialized
+** quantizer trained on seeded data, the codes of 500 vectors and the
+** portable kernel's estimates for one query hash to the values recorded
+** from the release that froze format version 1 (x86-64 with GCC: a
+** compiler that fuses multiply-adds by default, as on aarch64, may round
+** the training sums differently, so the check is skipped there).
+*/
+START_TEST(test_format_frozen) {
+  static const uint64_t aWant[3][3] = {
+      {0x1b648baacdb5abaaULL, 0x0898eade293e2488ULL, 0x4a919841f83acb7aULL},
+      {0x87798eca1a933dd0ULL, 0xc4c525b768f4fda3ULL, 0x36b5a503d3d58314ULL},
+      {0x1ecf11e849463d47ULL, 0x6f3d74d99c109ae0ULL, 0x590aae3494f8ec92ULL}};
+  int t, m, i;
+  for (t = COLVEC_QUANT_INT8; t <= COLVEC_QUANT_BIT; t++) {
+    for (m = COLVEC_METRIC_L2; m <= COLVEC_METRIC_DOT; m++) {
+      ColvecQuant *p = NULL;
+      ColvecQuantQuery q;
+      int64_t nSer;
+      uint8_t *aSer, *aCode;
+      int nCode;
+      uint64_t h = 0xcbf29ce484222325ULL;
+      ck_assert_int_eq(colvecQuantTrain(t, m, 128, tq128.aVec, 2000, 128, &p),
+                       COLVEC_OK);
+      aSer = tqSerialize(p, &nSer);
+      h = tqHash(h, aSer, (size_t)nSer);
+      nCode = colvecQuantCodeBytes(p);
+      aCode = malloc((size_t)nCode * 500);
+      ck_assert_int_eq(colvecQuantEncodeBatch(p, tq128.aVec, 500, 128, aCode),
+                       COLVEC_OK);
+      h = tqHash(h, aCode, (size_t)nCode * 500);
+      memset(&q, 0, sizeof(q));
+      ck_assert_int_eq(colvecQuantQueryPrepare(p, tq128.aQuery, &q),
+                       COLVEC_OK);
+      colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
+      for (i = 0; i < 500; i++) {
+        float r = colvecQuantDistance(&q, aCode + (size_t)i * nCode);
+        h = tqHash(h, &r, sizeof(r));
+      }
+      if (getenv("COLVEC_QUANT_VERBOSE")) {
+        printf("format type %d metric %d: 0x%016llxULL\n", t, m,
+               (unsigned long long)h);
+      }
+#if defined(__x86_64__) && !defined(__FP_FAST_FMA)
+      ck_assert_msg(h == aWant[t - 1][m], "type %d metric %d: hash 0x%016llx",
+                    t, m, (unsigned long long)h);
+#else
+      COLVEC_UNUSED(aWant);
+#endif
+      colvecQuantQueryClear(&q);
+      free(aSer);
+      free(aCode);
+      colvecQuantFree(p);
+    }
+  }
+}
+END_TEST
+
 /* Training twice gives identical bytes and identical codes. */
 START_TEST(test_determinism) {
   int t, m;
@@ -759,6 +828,7 @@ static Suite *tqSuite(void) {
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_determinism);
+  tcase_add_test(tc, test_format_frozen);
   tcase_add_test(tc, test_simd_scalar);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_nonfinite);
