@@ -589,8 +589,9 @@ END_TEST
 /*
 ** AVX-512, AVX2 and scalar kernels agree: exactly for bit codes (integer
 ** popcounts), to float rounding for int codes; the AVX2 rotation and query
-** quantization give the same codes and query bit planes as the scalar ones; colvecQuantDistanceBatch equals
-** colvecQuantDistance. Dimensions that exercise every tail length.
+** quantization give the same codes and query bit planes as the scalar ones;
+** colvecQuantDistanceBatch equals colvecQuantDistance under every kernel
+** set. Dimensions that exercise every tail length.
 */
 START_TEST(test_simd_scalar) {
   static const int anDim[] = {5, 17, 64, 100, 129, 256, 300, 784};
@@ -606,6 +607,7 @@ START_TEST(test_simd_scalar) {
         const uint8_t *apCode[64];
         float aBatch[64];
         const char *zFast;
+        int eKernel;
         ck_assert_int_eq(colvecQuantTrain(t, m, nDim, tq784.aVec, 500, 784, &p),
                          COLVEC_OK);
         nCode = colvecQuantCodeBytes(p);
@@ -616,20 +618,27 @@ START_TEST(test_simd_scalar) {
         ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q),
                          COLVEC_OK);
         zFast = colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
-        if ((t == COLVEC_QUANT_BIT || t == COLVEC_QUANT_INT8) && p->bAvx512) {
+        ck_assert_str_eq(zFast, p->pKernels->zName);
+        if ((t == COLVEC_QUANT_BIT || t == COLVEC_QUANT_INT8) &&
+            strcmp(colvecQuantKernelName(), "avx512") == 0) {
           ck_assert_str_eq(zFast, "avx512");
         }
-        if (p->bAvx2) { /* encoding and preparing without AVX2: same bytes */
+        if (strcmp(zFast, "scalar") != 0) {
+          /* encoding and preparing with the portable kernels: same bytes */
           uint8_t *aCode2 = malloc((size_t)nCode * 64);
           ColvecQuantQuery q2;
           memset(&q2, 0, sizeof(q2));
-          p->bAvx2 = 0;
+          ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_SCALAR),
+                           "scalar");
           ck_assert_int_eq(
               colvecQuantEncodeBatch(p, tq784.aVec, 64, 784, aCode2),
               COLVEC_OK);
           ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q2),
                            COLVEC_OK);
-          p->bAvx2 = 1;
+          ck_assert_str_eq(colvecQuantQueryKernel(&q2, COLVEC_QUANT_KERNEL_BEST),
+                           "scalar");
+          ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_BEST),
+                           zFast);
           ck_assert(memcmp(aCode, aCode2, (size_t)nCode * 64) == 0);
           ck_assert(q.rBase == q2.rBase && q.rLow == q2.rLow &&
                     q.rDelta == q2.rDelta && q.rSumQ == q2.rSumQ);
@@ -641,19 +650,24 @@ START_TEST(test_simd_scalar) {
         }
         for (i = 0; i < 64; i++)
           apCode[i] = aCode + i * nCode;
-        colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
+        for (eKernel = COLVEC_QUANT_KERNEL_BEST;
+             eKernel <= COLVEC_QUANT_KERNEL_NEON; eKernel++) {
+          /* every set: the batch kernel equals the one-code kernel */
+          colvecQuantQueryKernel(&q, eKernel);
+          colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
+          for (i = 0; i < 64; i++) {
+            float r = colvecQuantDistance(&q, apCode[i]);
+            ck_assert(memcmp(&r, &aBatch[i], sizeof(float)) == 0);
+          }
+        }
         for (i = 0; i < 64; i++) {
           float rFast, rScalar;
-          int eKernel;
-          colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
-          rFast = colvecQuantDistance(&q, apCode[i]);
-          ck_assert(memcmp(&rFast, &aBatch[i], sizeof(float)) == 0);
           ck_assert_str_eq(
               colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR), "scalar");
           rScalar = colvecQuantDistance(&q, apCode[i]);
-          /* every kernel the CPU runs (best, then AVX2 at most) */
+          /* every kernel the CPU runs (best, AVX2 at most, AVX-512 at most) */
           for (eKernel = COLVEC_QUANT_KERNEL_BEST;
-               eKernel <= COLVEC_QUANT_KERNEL_AVX2; eKernel++) {
+               eKernel <= COLVEC_QUANT_KERNEL_AVX512; eKernel++) {
             if (eKernel == COLVEC_QUANT_KERNEL_SCALAR) continue;
             zFast = colvecQuantQueryKernel(&q, eKernel);
             rFast = colvecQuantDistance(&q, apCode[i]);
