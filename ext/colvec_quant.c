@@ -18,8 +18,19 @@ static void quantNoneLayout(ColvecQuant *p) { COLVEC_UNUSED(p); }
 
 /* Type NONE: a column whose graph is searched on its float32 vectors. */
 static const ColvecQuantMethods quantNoneMethods = {
-    "none", COLVEC_QUANT_NONE, 1.0, 0, 0, quantNoneLayout,
-    NULL,   NULL,              NULL, NULL, NULL, NULL};
+    .zName = "none",
+    .eType = COLVEC_QUANT_NONE,
+    .rOversample = 1.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = quantNoneLayout,
+    .xSetup = NULL,
+    .xCheck = NULL,
+    .xTrain = NULL,
+    .xEncode = NULL,
+    .xPrepare = NULL,
+    .apKernels = NULL,
+};
 
 /*
 ** The quantizer types, indexed by the type id stored in the serialized
@@ -64,14 +75,12 @@ static void quantPut32(uint8_t *p, uint32_t u) {
   p[3] = (uint8_t)(u >> 24);
 }
 
-
 /* Stores r at p as a little-endian IEEE float32. */
 void colvecQuantPutF32(uint8_t *p, float r) {
   uint32_t u;
   memcpy(&u, &r, 4);
   quantPut32(p, u);
 }
-
 
 /* FNV-1a hash of n bytes: the checksum of the serialized form. */
 static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
@@ -110,12 +119,15 @@ void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
 ** that and AVX2; AVX512 those and AVX-512; NEON the portable set and NEON.
 */
 static const unsigned aQuantCapMask[] = {
-    ~0u,                                                          /* BEST */
-    1u << COLVEC_QUANT_KERNEL_SCALAR,                             /* SCALAR */
-    (1u << COLVEC_QUANT_KERNEL_SCALAR) | (1u << COLVEC_QUANT_KERNEL_AVX2),
+    ~0u,                              /* BEST */
+    1u << COLVEC_QUANT_KERNEL_SCALAR, /* SCALAR */
+    (1u << COLVEC_QUANT_KERNEL_SCALAR) |
+        (1u << COLVEC_QUANT_KERNEL_AVX2), /* AVX2 */
     (1u << COLVEC_QUANT_KERNEL_SCALAR) | (1u << COLVEC_QUANT_KERNEL_AVX2) |
-        (1u << COLVEC_QUANT_KERNEL_AVX512),                       /* AVX512 */
-    (1u << COLVEC_QUANT_KERNEL_SCALAR) | (1u << COLVEC_QUANT_KERNEL_NEON)};
+        (1u << COLVEC_QUANT_KERNEL_AVX512), /* AVX512 */
+    (1u << COLVEC_QUANT_KERNEL_SCALAR) |
+        (1u << COLVEC_QUANT_KERNEL_NEON) /* NEON */
+};
 
 /* Mask of the sets ceiling eCap allows (an unknown ceiling: scalar only). */
 static unsigned quantCapMask(int eCap) {
@@ -145,8 +157,8 @@ static int quantProcessCap(void) {
 ** set, last, needs nothing and is always allowed, so a type with codes
 ** always gets one. Returns NULL for a type without codes.
 */
-static const ColvecQuantKernels *quantChooseKernels(
-    const ColvecQuantMethods *pM, int eCap) {
+static const ColvecQuantKernels *
+quantChooseKernels(const ColvecQuantMethods *pM, int eCap) {
   const ColvecQuantKernels *const *ap = pM->apKernels;
   unsigned mCpu = colvecOsCpuFeatures();
   unsigned mAllow = quantCapMask(eCap) & quantCapMask(quantProcessCap());
@@ -182,8 +194,7 @@ const char *colvecQuantKernelName(void) {
 ** NULL on allocation failure.
 */
 static ColvecQuant *quantAlloc(const ColvecQuantMethods *pM,
-                               ColvecMetric eMetric, int nDim,
-                               uint64_t iSeed) {
+                               ColvecMetric eMetric, int nDim, uint64_t iSeed) {
   int rc = COLVEC_OK;
   ColvecQuant *p = colvecMallocZero(&rc, sizeof(ColvecQuant));
   if (p == NULL) return NULL;
@@ -231,10 +242,9 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
 }
 
 /* Trains with an interrupt hook; see colvec_quant.h. */
-int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
-                         int nDim, const float *aVec, int64_t nVec,
-                         int64_t nStride, const ColvecInterrupt *pInt,
-                         ColvecQuant **ppQuant) {
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
+                         const float *aVec, int64_t nVec, int64_t nStride,
+                         const ColvecInterrupt *pInt, ColvecQuant **ppQuant) {
   int rc = COLVEC_OK;
   const ColvecQuantMethods *pM = quantMethods((int)eType);
   ColvecQuant *p;
@@ -335,7 +345,8 @@ int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant) {
   if (n != COLVEC_QUANT_HEADER_BYTES + 4 * (int64_t)nParam + 4) {
     return COLVEC_CORRUPT;
   }
-  if (colvecQuantGet32(a + n - 4) != quantChecksum(a, n - 4)) return COLVEC_CORRUPT;
+  if (colvecQuantGet32(a + n - 4) != quantChecksum(a, n - 4))
+    return COLVEC_CORRUPT;
 
   p = quantAlloc(pM, (ColvecMetric)eMetric, nDim, iSeed);
   if (p == NULL) return COLVEC_NOMEM;

@@ -17,6 +17,15 @@
 **                      dimension, plus two float correction factors; the
 **                      estimator of <o,q> is <o_bar,q>/<o_bar,o>, unbiased.
 **
+** Structure: a type is a ColvecQuantMethods (hooks for layout, setup,
+** parameter checks, training, encoding, query preparation) plus its code
+** kernel sets (ColvecQuantKernels, fastest first); colvec_quant.c maps the
+** stored type id to the methods and does the rest without looking at the
+** type. Kernels are chosen once per quantizer from colvecOsCpuFeatures()
+** under the ceiling of the distance kernel set in use (COLVEC_KERNELS).
+** See "Adding a quantizer" below (private section) and
+** doc/ARCHITECTURE.md.
+**
 ** Design choices:
 **   - Per-dimension min/scale (not one global range): dimensions of real
 **     embeddings have different spreads, and a global range wastes steps on
@@ -123,10 +132,9 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
 ** COLVEC_QUANT_TICK vectors; returns COLVEC_INTERRUPT (and no quantizer)
 ** when it says stop.
 */
-int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
-                         int nDim, const float *aVec, int64_t nVec,
-                         int64_t nStride, const ColvecInterrupt *pInt,
-                         ColvecQuant **ppQuant);
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
+                         const float *aVec, int64_t nVec, int64_t nStride,
+                         const ColvecInterrupt *pInt, ColvecQuant **ppQuant);
 
 /* Vectors trained between two questions to the interrupt hook. */
 #define COLVEC_QUANT_TICK 4096
@@ -180,7 +188,7 @@ int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
 ** private to colvec_quant*.c. The quantizer must outlive the query.
 */
 struct ColvecQuantQuery {
-  const ColvecQuant *pQuant; /* quantizer the query was prepared for */
+  const ColvecQuant *pQuant;          /* quantizer the query was prepared for */
   const ColvecQuantKernels *pKernels; /* code kernels this query runs */
   float *aWeight;   /* int: per-dimension weights; bit: rotated query */
   uint64_t *aPlane; /* bit: 4 bit planes of the 4-bit query, nWord each */
@@ -190,14 +198,15 @@ struct ColvecQuantQuery {
   float rLow;       /* bit: smallest rotated query coordinate */
   float rDelta;     /* bit: step of the 4-bit query quantization */
   float rSumQ;      /* bit: sum of the quantized rotated query */
-  int eKernel;      /* COLVEC_QUANT_KERNEL_*: the fastest kernel allowed */
+  int eKernel;      /* COLVEC_QUANT_KERNEL_* ceiling (BEST: the quantizer's) */
 };
 
 /*
 ** Kernel sets of the quantized codes. As ceilings (colvecQuantQueryKernel,
 ** colvecQuantSetKernel): BEST allows every set the CPU runs, SCALAR only
-** the portable one, AVX2 the AVX2 one at most (no AVX-512). As the eSet of
-** a ColvecQuantKernels: which set it is. Never stored.
+** the portable one, AVX2 the AVX2 one at most (no AVX-512), AVX512 up to
+** AVX-512, NEON the NEON one. As the eSet of a ColvecQuantKernels: which
+** set it is. Never stored.
 */
 #define COLVEC_QUANT_KERNEL_BEST 0   /* ceiling: the fastest the CPU runs */
 #define COLVEC_QUANT_KERNEL_SCALAR 1 /* the portable kernels */
@@ -297,11 +306,11 @@ struct ColvecQuantKernels {
 ** arguments; NULL hooks are allowed only where marked (type NONE).
 */
 struct ColvecQuantMethods {
-  const char *zName;       /* quantize= name: "int8" */
-  ColvecQuantType eType;   /* stored type id */
-  double rOversample;      /* default oversampling of searches on the codes */
-  int nRound;              /* serialized "rounds" (bit: COLVEC_QUANT_ROUNDS) */
-  int bSeeded;             /* non-zero: takes (and stores) a rotation seed */
+  const char *zName;     /* quantize= name: "int8" */
+  ColvecQuantType eType; /* stored type id */
+  double rOversample;    /* default oversampling of searches on the codes */
+  int nRound;            /* serialized "rounds" (bit: COLVEC_QUANT_ROUNDS) */
+  int bSeeded;           /* non-zero: takes (and stores) a rotation seed */
   /*
   ** Sets nPad, nCodeByte, nParam, nScratch, nWeight and nPlane of a new
   ** quantizer from its nDim and eMetric.
@@ -337,17 +346,17 @@ extern const ColvecQuantMethods colvecQuantBitMethods;
 struct ColvecQuant {
   const ColvecQuantMethods *pMethods; /* its type */
   const ColvecQuantKernels *pKernels; /* its code kernels, chosen once */
-  ColvecMetric eMetric;  /* l2, cosine or dot */
-  int nDim;              /* dimensions of the input vectors */
-  int nPad;              /* dimensions of a code (bit: power of two >= 64) */
-  int nCodeByte;         /* bytes per code */
-  int nScratch;          /* floats of scratch encoding one vector needs */
-  int nWeight;           /* floats at a prepared query's aWeight */
-  int nPlane;            /* 64-bit words at a prepared query's aPlane */
-  uint64_t iSeed;        /* rotation seed (bSeeded types; else 0) */
-  int nParam;            /* floats at aParam (serialized) */
-  float *aParam;         /* int: min[nDim], scale[nDim]; bit: centroid */
-  float *aAux;           /* built by xSetup (bit: rotation signs), or NULL */
+  ColvecMetric eMetric;               /* l2, cosine or dot */
+  int nDim;                           /* dimensions of the input vectors */
+  int nPad;       /* dimensions of a code (bit: power of two >= 64) */
+  int nCodeByte;  /* bytes per code */
+  int nScratch;   /* floats of scratch encoding one vector needs */
+  int nWeight;    /* floats at a prepared query's aWeight */
+  int nPlane;     /* 64-bit words at a prepared query's aPlane */
+  uint64_t iSeed; /* rotation seed (bSeeded types; else 0) */
+  int nParam;     /* floats at aParam (serialized) */
+  float *aParam;  /* int: min[nDim], scale[nDim]; bit: centroid */
+  float *aAux;    /* built by xSetup (bit: rotation signs), or NULL */
 };
 
 /*

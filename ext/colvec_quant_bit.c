@@ -253,8 +253,8 @@ static int bitLevel(float x, const float *aThresh) {
 ** bitLevel) and writes them as 4 bit planes of nWord words to aPlane.
 ** Returns the sum of the levels.
 */
-static int64_t bitPlanesScalar(const float *z, int nWord,
-                               const float *aThresh, uint64_t *aPlane) {
+static int64_t bitPlanesScalar(const float *z, int nWord, const float *aThresh,
+                               uint64_t *aPlane) {
   int64_t nSumU = 0;
   int w, i, j;
   for (w = 0; w < nWord; w++) {
@@ -484,10 +484,9 @@ bitCountAvx512(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
 ** around it (compiled without target attributes in every set) turns
 ** identical integers into identical distances.
 */
-static inline __attribute__((always_inline)) float
-bitDistance(const ColvecQuantQuery *pQuery, const uint8_t *pCode,
-            uint64_t (*xCount)(const uint8_t *, const uint64_t *, int,
-                               uint64_t *)) {
+static inline __attribute__((always_inline)) float bitDistance(
+    const ColvecQuantQuery *pQuery, const uint8_t *pCode,
+    uint64_t (*xCount)(const uint8_t *, const uint64_t *, int, uint64_t *)) {
   const ColvecQuant *pQuant = pQuery->pQuant;
   const uint8_t *pF = pCode + pQuant->nPad / 8;
   uint64_t nOne = 0, nSum;
@@ -517,21 +516,27 @@ static void bitBatchScalar(const ColvecQuantQuery *pQuery,
 
 /* The portable kernel set. */
 static const BitKernels bitScalar = {
-    {"scalar", COLVEC_QUANT_KERNEL_SCALAR, 0, bitDistScalar, bitBatchScalar},
-    bitRoundScalar,
-    bitPlanesScalar};
+    .base =
+        {
+            .zName = "scalar",
+            .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+            .mCpu = 0,
+            .xDistance = bitDistScalar,
+            .xDistanceBatch = bitBatchScalar,
+        },
+    .xRound = bitRoundScalar,
+    .xPlanes = bitPlanesScalar,
+};
 
 #ifdef COLVEC_QUANT_AVX2
 /* Bit estimate, AVX2 kernel. */
-static float bitDistAvx2(const ColvecQuantQuery *pQuery,
-                         const uint8_t *pCode) {
+static float bitDistAvx2(const ColvecQuantQuery *pQuery, const uint8_t *pCode) {
   return bitDistance(pQuery, pCode, bitCountAvx2);
 }
 
 /* Bit estimates of a batch, AVX2 kernel. */
 static void bitBatchAvx2(const ColvecQuantQuery *pQuery,
-                         const uint8_t *const *apCode, int nCode,
-                         float *aOut) {
+                         const uint8_t *const *apCode, int nCode, float *aOut) {
   colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, bitDistAvx2);
 }
 
@@ -550,20 +555,32 @@ static void bitBatchAvx512(const ColvecQuantQuery *pQuery,
 
 /* The AVX2 set (the POPCNT instruction does its tail). */
 static const BitKernels bitAvx2 = {
-    {"avx2", COLVEC_QUANT_KERNEL_AVX2,
-     COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT, bitDistAvx2,
-     bitBatchAvx2},
-    bitRoundAvx2,
-    bitPlanesAvx2};
+    .base =
+        {
+            .zName = "avx2",
+            .eSet = COLVEC_QUANT_KERNEL_AVX2,
+            .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+            .xDistance = bitDistAvx2,
+            .xDistanceBatch = bitBatchAvx2,
+        },
+    .xRound = bitRoundAvx2,
+    .xPlanes = bitPlanesAvx2,
+};
 
 /* The AVX-512 set: VPOPCNTDQ popcounts, the AVX2 rotation and planes. */
 static const BitKernels bitAvx512 = {
-    {"avx512", COLVEC_QUANT_KERNEL_AVX512,
-     COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT | COLVEC_CPU_AVX512 |
-         COLVEC_CPU_AVX512POP,
-     bitDistAvx512, bitBatchAvx512},
-    bitRoundAvx2,
-    bitPlanesAvx2};
+    .base =
+        {
+            .zName = "avx512",
+            .eSet = COLVEC_QUANT_KERNEL_AVX512,
+            .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT |
+                    COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP,
+            .xDistance = bitDistAvx512,
+            .xDistanceBatch = bitBatchAvx512,
+        },
+    .xRound = bitRoundAvx2,
+    .xPlanes = bitPlanesAvx2,
+};
 #endif
 
 /* Bit kernel sets, fastest first. */
@@ -592,6 +609,16 @@ static void bitLayout(ColvecQuant *p) {
 
 /* The bit (RaBitQ) quantizer type. */
 const ColvecQuantMethods colvecQuantBitMethods = {
-    "bit",     COLVEC_QUANT_BIT, 3.0,      COLVEC_QUANT_ROUNDS, 1,
-    bitLayout, bitSetup,         NULL,     bitTrain,            bitEncode,
-    bitPrepare, apBitKernels};
+    .zName = "bit",
+    .eType = COLVEC_QUANT_BIT,
+    .rOversample = 3.0,
+    .nRound = COLVEC_QUANT_ROUNDS,
+    .bSeeded = 1,
+    .xLayout = bitLayout,
+    .xSetup = bitSetup,
+    .xCheck = NULL,
+    .xTrain = bitTrain,
+    .xEncode = bitEncode,
+    .xPrepare = bitPrepare,
+    .apKernels = apBitKernels,
+};

@@ -295,9 +295,19 @@ static void int4BatchScalar(const ColvecQuantQuery *pQuery,
 
 /* The portable kernel sets. */
 static const ColvecQuantKernels int8Scalar = {
-    "scalar", COLVEC_QUANT_KERNEL_SCALAR, 0, int8DistScalar, int8BatchScalar};
+    .zName = "scalar",
+    .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+    .mCpu = 0,
+    .xDistance = int8DistScalar,
+    .xDistanceBatch = int8BatchScalar,
+};
 static const ColvecQuantKernels int4Scalar = {
-    "scalar", COLVEC_QUANT_KERNEL_SCALAR, 0, int4DistScalar, int4BatchScalar};
+    .zName = "scalar",
+    .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+    .mCpu = 0,
+    .xDistance = int4DistScalar,
+    .xDistanceBatch = int4BatchScalar,
+};
 
 #ifdef COLVEC_QUANT_AVX2
 /* int8 estimate, AVX2 kernel. */
@@ -345,18 +355,27 @@ static void int4BatchAvx2(const ColvecQuantQuery *pQuery,
 ** well, like the bit codes, so that one AVX-512 ceiling means one thing.
 */
 static const ColvecQuantKernels int8Avx2 = {
-    "avx2", COLVEC_QUANT_KERNEL_AVX2,
-    COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT, int8DistAvx2,
-    int8BatchAvx2};
+    .zName = "avx2",
+    .eSet = COLVEC_QUANT_KERNEL_AVX2,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+    .xDistance = int8DistAvx2,
+    .xDistanceBatch = int8BatchAvx2,
+};
 static const ColvecQuantKernels int8Avx512 = {
-    "avx512", COLVEC_QUANT_KERNEL_AVX512,
-    COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT | COLVEC_CPU_AVX512 |
-        COLVEC_CPU_AVX512POP,
-    int8DistAvx512, int8BatchAvx512};
+    .zName = "avx512",
+    .eSet = COLVEC_QUANT_KERNEL_AVX512,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT |
+            COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP,
+    .xDistance = int8DistAvx512,
+    .xDistanceBatch = int8BatchAvx512,
+};
 static const ColvecQuantKernels int4Avx2 = {
-    "avx2", COLVEC_QUANT_KERNEL_AVX2,
-    COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT, int4DistAvx2,
-    int4BatchAvx2};
+    .zName = "avx2",
+    .eSet = COLVEC_QUANT_KERNEL_AVX2,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+    .xDistance = int4DistAvx2,
+    .xDistanceBatch = int4BatchAvx2,
+};
 #endif
 
 /* int8 kernel sets, fastest first. */
@@ -404,12 +423,32 @@ static int intCheck(const ColvecQuant *pQuant) {
 
 /* The int8 quantizer type. */
 const ColvecQuantMethods colvecQuantInt8Methods = {
-    "int8",     COLVEC_QUANT_INT8, 2.0,       0,          0,
-    int8Layout, NULL,              intCheck,  intTrain,   intEncode,
-    intPrepare, apInt8Kernels};
+    .zName = "int8",
+    .eType = COLVEC_QUANT_INT8,
+    .rOversample = 2.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = int8Layout,
+    .xSetup = NULL,
+    .xCheck = intCheck,
+    .xTrain = intTrain,
+    .xEncode = intEncode,
+    .xPrepare = intPrepare,
+    .apKernels = apInt8Kernels,
+};
 
 /* The int4 quantizer type. */
 const ColvecQuantMethods colvecQuantInt4Methods = {
-    "int4",     COLVEC_QUANT_INT4, 3.0,       0,          0,
-    int4Layout, NULL,              intCheck,  intTrain,   intEncode,
-    intPrepare, apInt4Kernels};
+    .zName = "int4",
+    .eType = COLVEC_QUANT_INT4,
+    .rOversample = 3.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = int4Layout,
+    .xSetup = NULL,
+    .xCheck = intCheck,
+    .xTrain = intTrain,
+    .xEncode = intEncode,
+    .xPrepare = intPrepare,
+    .apKernels = apInt4Kernels,
+};

@@ -474,6 +474,46 @@ START_TEST(test_corrupt) {
 }
 END_TEST
 
+/*
+** The table of types: names and default oversampling by stored id, NULL
+** past the last; a trained quantizer reports its id; every type with codes
+** has a kernel set whose name colvecQuantQueryKernel reports, and the
+** portable ceiling always gives the portable set.
+*/
+START_TEST(test_table) {
+  static const char *const azName[] = {"none", "int8", "int4", "bit"};
+  static const double aOver[] = {1.0, 2.0, 3.0, 3.0};
+  int t;
+  for (t = COLVEC_QUANT_NONE; t <= COLVEC_QUANT_BIT; t++) {
+    ColvecQuant *p = NULL;
+    ck_assert_str_eq(colvecQuantName(t), azName[t]);
+    ck_assert(colvecQuantOversampling(t) == aOver[t]);
+    ck_assert_int_eq(
+        colvecQuantTrain(t, COLVEC_METRIC_L2, 16, tq128.aVec, 10, 128, &p),
+        COLVEC_OK);
+    ck_assert_int_eq(colvecQuantType(p), t);
+    if (t == COLVEC_QUANT_NONE) {
+      ck_assert_ptr_null(p->pKernels);
+      ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_BEST),
+                       "scalar");
+    } else {
+      ck_assert_ptr_nonnull(p->pKernels);
+      ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_SCALAR),
+                       "scalar");
+      ck_assert_int_eq(p->pKernels->eSet, COLVEC_QUANT_KERNEL_SCALAR);
+    }
+    colvecQuantFree(p);
+  }
+  ck_assert_ptr_null(colvecQuantName(COLVEC_QUANT_BIT + 1));
+  ck_assert_ptr_null(colvecQuantName(-1));
+  ck_assert(colvecQuantOversampling(COLVEC_QUANT_BIT + 1) == 1.0);
+  ck_assert(strcmp(colvecQuantKernelName(), "scalar") == 0 ||
+            strcmp(colvecQuantKernelName(), "avx2") == 0 ||
+            strcmp(colvecQuantKernelName(), "avx512") == 0 ||
+            strcmp(colvecQuantKernelName(), "neon") == 0);
+}
+END_TEST
+
 /* FNV-1a 64-bit hash of the n bytes at p, continuing from h. */
 static uint64_t tqHash(uint64_t h, const void *p, size_t n) {
   const uint8_t *a = p;
@@ -843,6 +883,7 @@ static Suite *tqSuite(void) {
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_determinism);
   tcase_add_test(tc, test_format_frozen);
+  tcase_add_test(tc, test_table);
   tcase_add_test(tc, test_simd_scalar);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_nonfinite);
