@@ -289,6 +289,28 @@ static int configParseAttrType(const char *zType, ColvecColumn *pCol,
 }
 
 /*
+** Sets *pzErr to the message for an unknown quantize= value zVal of column
+** pCol, listing the quantizer types ("none, int8, int4 or bit"). *pzErr is
+** NULL on allocation failure (the caller's SQLITE_ERROR stands).
+*/
+static void configQuantError(const ColvecColumn *pCol, const char *zVal,
+                             char **pzErr) {
+  sqlite3_str *pStr = sqlite3_str_new(NULL);
+  char *zList;
+  int e;
+  for (e = 0; colvecQuantName(e) != 0; e++) {
+    const char *zSep = e == 0 ? "" : (colvecQuantName(e + 1) ? ", " : " or ");
+    sqlite3_str_appendf(pStr, "%s%s", zSep, colvecQuantName(e));
+  }
+  zList = sqlite3_str_finish(pStr);
+  *pzErr = zList ? sqlite3_mprintf("colvec: column %s: unknown quantize '%s' "
+                                   "(expected %s)",
+                                   pCol->zName, zVal, zList)
+                 : 0;
+  sqlite3_free(zList);
+}
+
+/*
 ** Applies one "key=value" option zOpt to vector column pCol. Returns
 ** SQLITE_OK or SQLITE_ERROR with *pzErr set.
 */
@@ -320,15 +342,13 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
     return SQLITE_OK;
   }
   if (zEq && nKey == 8 && sqlite3_strnicmp(zOpt, "quantize", 8) == 0) {
-    static const char *const azQuant[] = {"none", "int8", "int4", "bit"};
+    const char *zName;
     int e;
-    for (e = 0; e < 4; e++) {
-      if (sqlite3_stricmp(zVal, azQuant[e]) == 0) break;
+    for (e = 0; (zName = colvecQuantName(e)) != 0; e++) {
+      if (sqlite3_stricmp(zVal, zName) == 0) break;
     }
-    if (e == 4) {
-      *pzErr = sqlite3_mprintf("colvec: column %s: unknown quantize '%s' "
-                               "(expected none, int8, int4 or bit)",
-                               pCol->zName, zVal);
+    if (zName == 0) {
+      configQuantError(pCol, zVal, pzErr);
       return SQLITE_ERROR;
     }
     if (e != COLVEC_QUANT_NONE && pCol->eElem != COLVEC_ELEM_F32) {

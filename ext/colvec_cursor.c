@@ -132,20 +132,12 @@ static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
 }
 
 /*
-** Default oversampling of a column, by the codes its search runs on
-** (measured: int8 ranks as well at 1x as at 3x; 4-bit and 1-bit codes need
-** about 3x; float32 traversal needs none).
+** Default oversampling of a column, by the codes its search runs on: the
+** quantizer type's (measured: int8 ranks as well at 1x as at 3x, 2x is
+** kept; 4-bit and 1-bit codes need about 3x; float32 traversal needs none).
 */
 static double cursorOversampling(const ColvecColumn *pCol) {
-  switch (pCol->eQuant) {
-  case COLVEC_QUANT_INT8:
-    return 2.0;
-  case COLVEC_QUANT_INT4:
-  case COLVEC_QUANT_BIT:
-    return 3.0;
-  default:
-    return 1.0;
-  }
+  return colvecQuantOversampling(pCol->eQuant);
 }
 
 /*

@@ -1,8 +1,10 @@
 /*
-** colvec_quant.c — the type-independent half of the quantizers: training
-** entry point, serialization, encoding and query entry points, and the
-** helpers shared by colvec_quant_int.c and colvec_quant_bit.c.
-** See colvec_quant.h for the design and the on-disk layout.
+** colvec_quant.c — what every quantizer shares: the table of quantizer
+** types, the choice of code kernels, the training driver, serialization,
+** encoding and query entry points (which call the type's methods), and
+** the helpers of colvec_quant_int.c and colvec_quant_bit.c. No code here
+** depends on the type. See colvec_quant.h for the design and the on-disk
+** layout.
 */
 #include "colvec_os.h"
 #include "colvec_quant.h"
@@ -11,13 +13,56 @@
 #include <math.h>
 #include <string.h>
 
+/* Layout of type NONE: no codes, no parameters, no query buffers. */
+static void quantNoneLayout(ColvecQuant *p) { COLVEC_UNUSED(p); }
+
+/* Type NONE: a column whose graph is searched on its float32 vectors. */
+static const ColvecQuantMethods quantNoneMethods = {
+    .zName = "none",
+    .eType = COLVEC_QUANT_NONE,
+    .rOversample = 1.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = quantNoneLayout,
+    .xSetup = NULL,
+    .xCheck = NULL,
+    .xTrain = NULL,
+    .xEncode = NULL,
+    .xPrepare = NULL,
+    .apKernels = NULL,
+};
+
 /*
-** How many codes ahead colvecQuantDistanceBatch prefetches: in a graph
-** search, all of a node's unvisited neighbours (at most 2M) are requested
-** before the first is scored, measured ~10% faster than 4 ahead (50k x
-** 1536, bit codes).
+** The quantizer types, indexed by the type id stored in the serialized
+** form (and in the column's configuration). Adding a type: one entry here.
 */
-#define QUANT_PREFETCH 64
+static const ColvecQuantMethods *const aQuantMethods[] = {
+    &quantNoneMethods,       /* COLVEC_QUANT_NONE */
+    &colvecQuantInt8Methods, /* COLVEC_QUANT_INT8 */
+    &colvecQuantInt4Methods, /* COLVEC_QUANT_INT4 */
+    &colvecQuantBitMethods,  /* COLVEC_QUANT_BIT */
+};
+
+/* Number of quantizer types. */
+#define QUANT_NTYPE ((int)(sizeof(aQuantMethods) / sizeof(aQuantMethods[0])))
+
+/* The methods of stored type id eType, or NULL if there is no such type. */
+static const ColvecQuantMethods *quantMethods(int eType) {
+  if (eType < 0 || eType >= QUANT_NTYPE) return NULL;
+  return aQuantMethods[eType];
+}
+
+/* Name of type eType for quantize=, or NULL past the last type. */
+const char *colvecQuantName(int eType) {
+  const ColvecQuantMethods *pM = quantMethods(eType);
+  return pM ? pM->zName : NULL;
+}
+
+/* Default oversampling of searches on type eType's codes (1.0: unknown). */
+double colvecQuantOversampling(int eType) {
+  const ColvecQuantMethods *pM = quantMethods(eType);
+  return pM ? pM->rOversample : 1.0;
+}
 
 /* Magic bytes at the start of the serialized form. */
 static const uint8_t quantMagic[4] = {'C', 'V', 'Q', 'Z'};
@@ -30,14 +75,12 @@ static void quantPut32(uint8_t *p, uint32_t u) {
   p[3] = (uint8_t)(u >> 24);
 }
 
-
 /* Stores r at p as a little-endian IEEE float32. */
 void colvecQuantPutF32(uint8_t *p, float r) {
   uint32_t u;
   memcpy(&u, &r, 4);
   quantPut32(p, u);
 }
-
 
 /* FNV-1a hash of n bytes: the checksum of the serialized form. */
 static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
@@ -70,85 +113,101 @@ void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
   }
 }
 
-/* Returns non-zero when the running CPU can execute the AVX2 kernels. */
-static int quantCpuHasAvx2(void) {
-  const unsigned mNeed = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT;
-  return (colvecOsCpuFeatures() & mNeed) == mNeed;
+/*
+** The kernel sets each ceiling allows, as a mask of 1<<eSet, indexed by the
+** ceiling (COLVEC_QUANT_KERNEL_*): BEST all; SCALAR the portable set; AVX2
+** that and AVX2; AVX512 those and AVX-512; NEON the portable set and NEON.
+*/
+static const unsigned aQuantCapMask[] = {
+    ~0u,                              /* BEST */
+    1u << COLVEC_QUANT_KERNEL_SCALAR, /* SCALAR */
+    (1u << COLVEC_QUANT_KERNEL_SCALAR) |
+        (1u << COLVEC_QUANT_KERNEL_AVX2), /* AVX2 */
+    (1u << COLVEC_QUANT_KERNEL_SCALAR) | (1u << COLVEC_QUANT_KERNEL_AVX2) |
+        (1u << COLVEC_QUANT_KERNEL_AVX512), /* AVX512 */
+    (1u << COLVEC_QUANT_KERNEL_SCALAR) |
+        (1u << COLVEC_QUANT_KERNEL_NEON) /* NEON */
+};
+
+/* Mask of the sets ceiling eCap allows (an unknown ceiling: scalar only). */
+static unsigned quantCapMask(int eCap) {
+  if (eCap < 0 || eCap >= (int)(sizeof(aQuantCapMask) / sizeof(unsigned))) {
+    return 1u << COLVEC_QUANT_KERNEL_SCALAR;
+  }
+  return aQuantCapMask[eCap];
 }
 
 /*
-** Returns non-zero if the CPU (and the OS, for the register state) runs
-** AVX-512F/BW/VL with the VPOPCNTDQ instruction (the bit codes' popcounts;
-** the int8 kernel needs F/BW/VL).
+** The ceiling the process runs under: that of the distance kernel set in
+** use (colvecKernelsBest(), which honours COLVEC_KERNELS), found by
+** comparing set pointers. One variable then fixes every kernel.
 */
-static int quantCpuHasAvx512Popcnt(void) {
-  const unsigned mNeed = COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP;
-  return (colvecOsCpuFeatures() & mNeed) == mNeed;
+static int quantProcessCap(void) {
+  const ColvecKernels *pBest = colvecKernelsBest();
+  if (pBest == colvecKernelsAvx512()) return COLVEC_QUANT_KERNEL_AVX512;
+  if (pBest == colvecKernelsAvx2()) return COLVEC_QUANT_KERNEL_AVX2;
+  if (pBest == colvecKernelsNeon()) return COLVEC_QUANT_KERNEL_NEON;
+  return COLVEC_QUANT_KERNEL_SCALAR;
 }
 
 /*
-** Sets *pbAvx2 and *pbAvx512 to whether quantizers may use their AVX2 and
-** AVX-512 kernels: when the CPU runs them, capped at the distance kernel
-** set in use (colvecKernelsBest, which honours COLVEC_KERNELS): scalar (or
-** NEON) allows no x86 kernel here, AVX2 no AVX-512 one. One variable then
-** fixes every kernel.
+** Chooses the code kernels of type pM under ceiling eCap and the process's
+** ceiling: the first set of its list (fastest first) that the CPU runs
+** (one colvecOsCpuFeatures() probe) and both ceilings allow. The portable
+** set, last, needs nothing and is always allowed, so a type with codes
+** always gets one. Returns NULL for a type without codes.
 */
-static void quantKernels(int *pbAvx2, int *pbAvx512) {
-  const char *zSet = colvecKernelsBest()->zName;
-  *pbAvx2 = quantCpuHasAvx2();
-  *pbAvx512 = *pbAvx2 && quantCpuHasAvx512Popcnt();
-  if (strcmp(zSet, "avx512") == 0) return;
-  *pbAvx512 = 0;
-  if (strcmp(zSet, "avx2") != 0) *pbAvx2 = 0;
+static const ColvecQuantKernels *
+quantChooseKernels(const ColvecQuantMethods *pM, int eCap) {
+  const ColvecQuantKernels *const *ap = pM->apKernels;
+  unsigned mCpu = colvecOsCpuFeatures();
+  unsigned mAllow = quantCapMask(eCap) & quantCapMask(quantProcessCap());
+  if (ap == NULL) return NULL;
+  for (; *ap; ap++) {
+    if (((*ap)->mCpu & mCpu) == (*ap)->mCpu &&
+        (mAllow & (1u << (*ap)->eSet)) != 0) {
+      return *ap;
+    }
+  }
+  return NULL; /* not reached: the portable set ends every list */
 }
 
-/* Name of the fastest code kernel quantizers use (colvec_debug). */
+/*
+** Name of the fastest code kernel set quantizers use (colvec_debug): the
+** highest set chosen for any type.
+*/
 const char *colvecQuantKernelName(void) {
-  int bAvx2, bAvx512;
-  quantKernels(&bAvx2, &bAvx512);
-  return bAvx512 ? "avx512" : (bAvx2 ? "avx2" : "scalar");
+  const ColvecQuantKernels *pBest = NULL;
+  int i;
+  for (i = 0; i < QUANT_NTYPE; i++) {
+    const ColvecQuantKernels *pK =
+        quantChooseKernels(aQuantMethods[i], COLVEC_QUANT_KERNEL_BEST);
+    if (pK && (pBest == NULL || pK->eSet > pBest->eSet)) pBest = pK;
+  }
+  return pBest ? pBest->zName : "scalar";
 }
 
 /*
-** Allocates a zeroed quantizer with its parameter arrays sized for eType,
-** nDim and eMetric (already validated). For the bit type also builds the
-** rotation from iSeed. Returns NULL on allocation failure.
+** Allocates a zeroed quantizer of type pM with its parameter array sized by
+** the type's layout for nDim and eMetric (already validated), its code
+** kernels chosen, and its derived state built from iSeed (xSetup). Returns
+** NULL on allocation failure.
 */
-static ColvecQuant *quantAlloc(ColvecQuantType eType, ColvecMetric eMetric,
-                               int nDim, uint64_t iSeed) {
+static ColvecQuant *quantAlloc(const ColvecQuantMethods *pM,
+                               ColvecMetric eMetric, int nDim, uint64_t iSeed) {
   int rc = COLVEC_OK;
   ColvecQuant *p = colvecMallocZero(&rc, sizeof(ColvecQuant));
   if (p == NULL) return NULL;
-  p->eType = eType;
+  p->pMethods = pM;
   p->eMetric = eMetric;
   p->nDim = nDim;
-  quantKernels(&p->bAvx2, &p->bAvx512);
-  switch (eType) {
-  case COLVEC_QUANT_INT8:
-    p->nParam = 2 * nDim;
-    p->nCodeByte = nDim + 4;
-    break;
-  case COLVEC_QUANT_INT4:
-    p->nParam = 2 * nDim;
-    p->nCodeByte = (nDim + 1) / 2 + 4;
-    break;
-  case COLVEC_QUANT_BIT:
-    p->iSeed = iSeed;
-    p->nPad = 64;
-    while (p->nPad < nDim)
-      p->nPad *= 2;
-    p->nParam = nDim;
-    p->nCodeByte = p->nPad / 8 + 8;
-    break;
-  default:
-    break;
-  }
+  p->iSeed = iSeed;
+  pM->xLayout(p);
+  p->pKernels = quantChooseKernels(pM, COLVEC_QUANT_KERNEL_BEST);
   if (p->nParam > 0) {
     p->aParam = colvecMallocZero(&rc, (int64_t)sizeof(float) * p->nParam);
   }
-  if (rc == COLVEC_OK && eType == COLVEC_QUANT_BIT) {
-    rc = colvecQuantBitSetup(p);
-  }
+  if (rc == COLVEC_OK && pM->xSetup) rc = pM->xSetup(p);
   if (rc != COLVEC_OK) {
     colvecQuantFree(p);
     p = NULL;
@@ -160,14 +219,9 @@ static ColvecQuant *quantAlloc(ColvecQuantType eType, ColvecMetric eMetric,
 void colvecQuantFree(ColvecQuant *pQuant) {
   if (pQuant) {
     colvecFree(pQuant->aParam);
-    colvecFree(pQuant->aSign);
+    colvecFree(pQuant->aAux);
     colvecFree(pQuant);
   }
-}
-
-/* Returns non-zero if eType names a quantizer type. */
-static int quantTypeOk(int eType) {
-  return eType >= COLVEC_QUANT_NONE && eType <= COLVEC_QUANT_BIT;
 }
 
 /* Returns non-zero if eMetric is a metric the quantizers support. */
@@ -176,15 +230,9 @@ static int quantMetricOk(int eMetric) {
          eMetric == COLVEC_METRIC_DOT;
 }
 
-/* Floats of scratch that encoding one vector needs. */
-static int64_t quantScratchFloats(const ColvecQuant *pQuant) {
-  return (int64_t)pQuant->nDim + pQuant->nPad;
-}
-
 /*
-** Trains a quantizer: see colvec_quant.h. The per-type work is in
-** colvecQuantIntTrain and colvecQuantBitTrain; this function validates the
-** arguments and owns the scratch buffer.
+** Trains a quantizer: see colvec_quant.h. The work is the type's xTrain;
+** this function validates the arguments and owns the scratch buffer.
 */
 int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
                      const float *aVec, int64_t nVec, int64_t nStride,
@@ -194,31 +242,24 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
 }
 
 /* Trains with an interrupt hook; see colvec_quant.h. */
-int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
-                         int nDim, const float *aVec, int64_t nVec,
-                         int64_t nStride, const ColvecInterrupt *pInt,
-                         ColvecQuant **ppQuant) {
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
+                         const float *aVec, int64_t nVec, int64_t nStride,
+                         const ColvecInterrupt *pInt, ColvecQuant **ppQuant) {
   int rc = COLVEC_OK;
+  const ColvecQuantMethods *pM = quantMethods((int)eType);
   ColvecQuant *p;
   float *aTmp = NULL;
   *ppQuant = NULL;
-  if (!quantTypeOk(eType) || !quantMetricOk(eMetric) || nDim < 1 ||
+  if (pM == NULL || !quantMetricOk(eMetric) || nDim < 1 ||
       nDim > COLVEC_MAX_DIM || nVec < 0 || (nVec > 0 && nStride < nDim) ||
       (nVec > 0 && aVec == NULL)) {
     return COLVEC_RANGE;
   }
-  p = quantAlloc(eType, eMetric, nDim, COLVEC_QUANT_SEED);
+  p = quantAlloc(pM, eMetric, nDim, pM->bSeeded ? COLVEC_QUANT_SEED : 0);
   if (p == NULL) return COLVEC_NOMEM;
-  if (eType != COLVEC_QUANT_NONE) {
-    aTmp =
-        colvecMallocZero(&rc, (int64_t)sizeof(float) * quantScratchFloats(p));
-  }
-  if (rc == COLVEC_OK) {
-    if (eType == COLVEC_QUANT_BIT) {
-      rc = colvecQuantBitTrain(p, aVec, nVec, nStride, aTmp, pInt);
-    } else if (eType != COLVEC_QUANT_NONE) {
-      rc = colvecQuantIntTrain(p, aVec, nVec, nStride, aTmp, pInt);
-    }
+  if (pM->xTrain) {
+    aTmp = colvecMallocZero(&rc, (int64_t)sizeof(float) * p->nScratch);
+    if (rc == COLVEC_OK) rc = pM->xTrain(p, aVec, nVec, nStride, aTmp, pInt);
   }
   colvecFree(aTmp);
   if (rc != COLVEC_OK) {
@@ -231,7 +272,7 @@ int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
 
 /* Type of a quantizer. */
 ColvecQuantType colvecQuantType(const ColvecQuant *pQuant) {
-  return pQuant->eType;
+  return pQuant->pMethods->eType;
 }
 
 /* Metric of a quantizer. */
@@ -256,14 +297,13 @@ int64_t colvecQuantSerializedBytes(const ColvecQuant *pQuant) {
 void colvecQuantSerialize(const ColvecQuant *pQuant, uint8_t *aOut) {
   int i;
   uint8_t *p = aOut + COLVEC_QUANT_HEADER_BYTES;
-  int bBit = pQuant->eType == COLVEC_QUANT_BIT;
   memcpy(aOut, quantMagic, 4);
   aOut[4] = (uint8_t)(COLVEC_QUANT_VERSION & 0xff);
   aOut[5] = (uint8_t)(COLVEC_QUANT_VERSION >> 8);
-  aOut[6] = (uint8_t)pQuant->eType;
+  aOut[6] = (uint8_t)pQuant->pMethods->eType;
   aOut[7] = (uint8_t)pQuant->eMetric;
   quantPut32(aOut + 8, (uint32_t)pQuant->nDim);
-  quantPut32(aOut + 12, bBit ? COLVEC_QUANT_ROUNDS : 0);
+  quantPut32(aOut + 12, (uint32_t)pQuant->pMethods->nRound);
   quantPut32(aOut + 16, (uint32_t)pQuant->iSeed);
   quantPut32(aOut + 20, (uint32_t)(pQuant->iSeed >> 32));
   quantPut32(aOut + 24, (uint32_t)pQuant->nParam);
@@ -276,38 +316,39 @@ void colvecQuantSerialize(const ColvecQuant *pQuant, uint8_t *aOut) {
 
 /*
 ** Rebuilds a quantizer from untrusted bytes: see colvec_quant.h. The header
-** is checked field by field before anything is allocated.
+** is checked field by field before anything is allocated; the type's
+** xCheck then judges the (finite) parameters.
 */
 int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant) {
   int i;
-  int eType, eMetric, nDim, nRound, nParam;
+  int eMetric, nDim, nRound, nParam;
   uint64_t iSeed;
+  const ColvecQuantMethods *pM;
   ColvecQuant *p;
   *ppQuant = NULL;
   if (a == NULL || n < COLVEC_QUANT_HEADER_BYTES + 4) return COLVEC_CORRUPT;
   if (memcmp(a, quantMagic, 4) != 0) return COLVEC_CORRUPT;
   if ((a[4] | (a[5] << 8)) != COLVEC_QUANT_VERSION) return COLVEC_CORRUPT;
-  eType = a[6];
+  pM = quantMethods(a[6]);
   eMetric = a[7];
   if (colvecQuantGet32(a + 8) > COLVEC_MAX_DIM) return COLVEC_CORRUPT;
   nDim = (int)colvecQuantGet32(a + 8);
   nRound = (int)colvecQuantGet32(a + 12);
   iSeed = colvecQuantGet32(a + 16) | ((uint64_t)colvecQuantGet32(a + 20) << 32);
-  if (!quantTypeOk(eType) || !quantMetricOk(eMetric) || nDim < 1) {
+  if (pM == NULL || !quantMetricOk(eMetric) || nDim < 1) {
     return COLVEC_CORRUPT;
   }
-  if (nRound != (eType == COLVEC_QUANT_BIT ? COLVEC_QUANT_ROUNDS : 0)) {
-    return COLVEC_CORRUPT;
-  }
-  if (eType != COLVEC_QUANT_BIT && iSeed != 0) return COLVEC_CORRUPT;
+  if (nRound != pM->nRound) return COLVEC_CORRUPT;
+  if (!pM->bSeeded && iSeed != 0) return COLVEC_CORRUPT;
   if (colvecQuantGet32(a + 24) > 2 * COLVEC_MAX_DIM) return COLVEC_CORRUPT;
   nParam = (int)colvecQuantGet32(a + 24);
   if (n != COLVEC_QUANT_HEADER_BYTES + 4 * (int64_t)nParam + 4) {
     return COLVEC_CORRUPT;
   }
-  if (colvecQuantGet32(a + n - 4) != quantChecksum(a, n - 4)) return COLVEC_CORRUPT;
+  if (colvecQuantGet32(a + n - 4) != quantChecksum(a, n - 4))
+    return COLVEC_CORRUPT;
 
-  p = quantAlloc((ColvecQuantType)eType, (ColvecMetric)eMetric, nDim, iSeed);
+  p = quantAlloc(pM, (ColvecMetric)eMetric, nDim, iSeed);
   if (p == NULL) return COLVEC_NOMEM;
   if (p->nParam != nParam) {
     colvecQuantFree(p);
@@ -315,12 +356,15 @@ int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant) {
   }
   for (i = 0; i < nParam; i++) {
     float r = colvecQuantGetF32(a + COLVEC_QUANT_HEADER_BYTES + 4 * i);
-    /* Every parameter is finite; int scales (second half) are >= 0. */
-    if (!isfinite(r) || (eType != COLVEC_QUANT_BIT && i >= nDim && r < 0)) {
+    if (!isfinite(r)) {
       colvecQuantFree(p);
       return COLVEC_CORRUPT;
     }
     p->aParam[i] = r;
+  }
+  if (pM->xCheck && pM->xCheck(p) != COLVEC_OK) {
+    colvecQuantFree(p);
+    return COLVEC_CORRUPT;
   }
   *ppQuant = p;
   return COLVEC_OK;
@@ -335,17 +379,12 @@ int colvecQuantEncodeBatch(const ColvecQuant *pQuant, const float *aVec,
   int rc = COLVEC_OK;
   int64_t i;
   float *aTmp;
-  if (pQuant->eType == COLVEC_QUANT_NONE || nVec <= 0) return COLVEC_OK;
-  aTmp = colvecMallocZero(&rc,
-                          (int64_t)sizeof(float) * quantScratchFloats(pQuant));
+  void (*xEncode)(const ColvecQuant *, const float *, uint8_t *, float *) =
+      pQuant->pMethods->xEncode;
+  if (xEncode == NULL || nVec <= 0) return COLVEC_OK;
+  aTmp = colvecMallocZero(&rc, (int64_t)sizeof(float) * pQuant->nScratch);
   for (i = 0; rc == COLVEC_OK && i < nVec; i++) {
-    const float *v = aVec + i * nStride;
-    uint8_t *pCode = aCode + i * pQuant->nCodeByte;
-    if (pQuant->eType == COLVEC_QUANT_BIT) {
-      colvecQuantBitEncode(pQuant, v, pCode, aTmp);
-    } else {
-      colvecQuantIntEncode(pQuant, v, pCode, aTmp);
-    }
+    xEncode(pQuant, aVec + i * nStride, aCode + i * pQuant->nCodeByte, aTmp);
   }
   colvecFree(aTmp);
   return rc;
@@ -359,35 +398,36 @@ int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
 
 /*
 ** Prepares the estimator for one query: grows the query's buffers if they
-** are too small (kept for the next query), then lets the type's code fill
-** them. Returns COLVEC_OK, COLVEC_NOMEM or COLVEC_RANGE (type NONE).
+** are too small (kept for the next query), lets the type's xPrepare fill
+** them, and picks the query's kernels (the quantizer's, or those under the
+** query's ceiling). Returns COLVEC_OK, COLVEC_NOMEM or COLVEC_RANGE (a type
+** without estimator).
 */
 int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
                             ColvecQuantQuery *pQuery) {
-  int nWeight = pQuant->nDim + pQuant->nPad;
-  int nPlane = pQuant->nPad / 16; /* 4 planes of nPad/64 words */
+  const ColvecQuantMethods *pM = pQuant->pMethods;
   pQuery->pQuant = NULL;
-  if (pQuant->eType == COLVEC_QUANT_NONE) return COLVEC_RANGE;
-  if (pQuery->nWeightAlloc < nWeight) {
-    float *aNew =
-        colvecRealloc(pQuery->aWeight, (int64_t)sizeof(float) * nWeight);
+  pQuery->pKernels = NULL;
+  if (pM->xPrepare == NULL || pQuant->pKernels == NULL) return COLVEC_RANGE;
+  if (pQuery->nWeightAlloc < pQuant->nWeight) {
+    float *aNew = colvecRealloc(pQuery->aWeight,
+                                (int64_t)sizeof(float) * pQuant->nWeight);
     if (aNew == NULL) return COLVEC_NOMEM;
     pQuery->aWeight = aNew;
-    pQuery->nWeightAlloc = nWeight;
+    pQuery->nWeightAlloc = pQuant->nWeight;
   }
-  if (pQuery->nPlaneAlloc < nPlane) {
-    uint64_t *aNew =
-        colvecRealloc(pQuery->aPlane, (int64_t)sizeof(uint64_t) * nPlane);
+  if (pQuery->nPlaneAlloc < pQuant->nPlane) {
+    uint64_t *aNew = colvecRealloc(pQuery->aPlane,
+                                   (int64_t)sizeof(uint64_t) * pQuant->nPlane);
     if (aNew == NULL) return COLVEC_NOMEM;
     pQuery->aPlane = aNew;
-    pQuery->nPlaneAlloc = nPlane;
+    pQuery->nPlaneAlloc = pQuant->nPlane;
   }
-  if (pQuant->eType == COLVEC_QUANT_BIT) {
-    colvecQuantBitPrepare(pQuant, aQuery, pQuery);
-  } else {
-    colvecQuantIntPrepare(pQuant, aQuery, pQuery);
-  }
+  pM->xPrepare(pQuant, aQuery, pQuery);
   pQuery->pQuant = pQuant;
+  pQuery->pKernels = pQuery->eKernel == COLVEC_QUANT_KERNEL_BEST
+                         ? pQuant->pKernels
+                         : quantChooseKernels(pM, pQuery->eKernel);
   return COLVEC_OK;
 }
 
@@ -399,57 +439,41 @@ void colvecQuantQueryClear(ColvecQuantQuery *pQuery) {
 }
 
 /*
-** Caps the kernels of later colvecQuantDistance calls at eKernel (a
-** COLVEC_QUANT_KERNEL_* value). Returns the name of the kernel now in use.
+** Caps the kernels of this query (and of those prepared with it later) at
+** eKernel. Returns the name of the set now in use.
 */
 const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel) {
-  const ColvecQuant *p = pQuery->pQuant;
+  const ColvecQuant *pQuant = pQuery->pQuant;
   pQuery->eKernel = eKernel;
-  if (eKernel == COLVEC_QUANT_KERNEL_SCALAR || p == NULL || !p->bAvx2) {
-    return "scalar";
-  }
-  if (eKernel == COLVEC_QUANT_KERNEL_BEST && p->bAvx512 &&
-      (p->eType == COLVEC_QUANT_BIT || p->eType == COLVEC_QUANT_INT8)) {
-    return "avx512";
-  }
-  return "avx2";
+  if (pQuant == NULL) return "scalar";
+  pQuery->pKernels = eKernel == COLVEC_QUANT_KERNEL_BEST
+                         ? pQuant->pKernels
+                         : quantChooseKernels(pQuant->pMethods, eKernel);
+  return pQuery->pKernels->zName;
+}
+
+/*
+** Caps the kernels of a quantizer (encoding, preparation, and the default
+** of queries prepared later) at eKernel. Returns the name of the set now in
+** use ("scalar" for a type without codes).
+*/
+const char *colvecQuantSetKernel(ColvecQuant *pQuant, int eKernel) {
+  pQuant->pKernels = quantChooseKernels(pQuant->pMethods, eKernel);
+  return pQuant->pKernels ? pQuant->pKernels->zName : "scalar";
 }
 
 /* Estimated distance from a prepared query to one code. */
 float colvecQuantDistance(const ColvecQuantQuery *pQuery,
                           const uint8_t *pCode) {
-  if (pQuery->pQuant->eType == COLVEC_QUANT_BIT) {
-    return colvecQuantBitDistance(pQuery, pCode);
-  }
-  return colvecQuantIntDistance(pQuery, pCode);
-}
-
-/* Prefetches every cache line of the nByte-byte code at p. */
-static void quantPrefetchCode(const uint8_t *p, int nByte) {
-  int iLine;
-  for (iLine = 0; iLine < nByte; iLine += 64)
-    COLVEC_PREFETCH(p + iLine);
-  COLVEC_PREFETCH(p + nByte - 1);
+  return pQuery->pKernels->xDistance(pQuery, pCode);
 }
 
 /*
-** Estimated distances to nCode codes given by pointer, prefetching the code
-** QUANT_PREFETCH places ahead (every cache line of it; the first ones
-** before the loop).
+** Estimated distances to nCode codes given by pointer: one call to the
+** batch kernel of the query's set, which prefetches ahead.
 */
 void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
                               const uint8_t *const *apCode, int nCode,
                               float *aOut) {
-  int i;
-  int bBit = pQuery->pQuant->eType == COLVEC_QUANT_BIT;
-  int nByte = pQuery->pQuant->nCodeByte;
-  for (i = 0; i < nCode && i < QUANT_PREFETCH; i++)
-    quantPrefetchCode(apCode[i], nByte);
-  for (i = 0; i < nCode; i++) {
-    if (i + QUANT_PREFETCH < nCode) {
-      quantPrefetchCode(apCode[i + QUANT_PREFETCH], nByte);
-    }
-    aOut[i] = bBit ? colvecQuantBitDistance(pQuery, apCode[i])
-                   : colvecQuantIntDistance(pQuery, apCode[i]);
-  }
+  pQuery->pKernels->xDistanceBatch(pQuery, apCode, nCode, aOut);
 }

@@ -17,6 +17,15 @@
 **                      dimension, plus two float correction factors; the
 **                      estimator of <o,q> is <o_bar,q>/<o_bar,o>, unbiased.
 **
+** Structure: a type is a ColvecQuantMethods (hooks for layout, setup,
+** parameter checks, training, encoding, query preparation) plus its code
+** kernel sets (ColvecQuantKernels, fastest first); colvec_quant.c maps the
+** stored type id to the methods and does the rest without looking at the
+** type. Kernels are chosen once per quantizer from colvecOsCpuFeatures()
+** under the ceiling of the distance kernel set in use (COLVEC_KERNELS).
+** See "Adding a quantizer" below (private section) and
+** doc/ARCHITECTURE.md.
+**
 ** Design choices:
 **   - Per-dimension min/scale (not one global range): dimensions of real
 **     embeddings have different spreads, and a global range wastes steps on
@@ -71,12 +80,15 @@
 #define COLVEC_QUANT_H
 
 #include "colvec_core.h"
+#include "colvec_os.h"
 
 #include <math.h>
 #include <string.h>
 
 typedef struct ColvecQuant ColvecQuant;
 typedef struct ColvecQuantQuery ColvecQuantQuery;
+typedef struct ColvecQuantMethods ColvecQuantMethods;
+typedef struct ColvecQuantKernels ColvecQuantKernels;
 
 /* Kinds of quantizer. The values are stored on disk: never renumber. */
 typedef enum ColvecQuantType {
@@ -120,10 +132,9 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
 ** COLVEC_QUANT_TICK vectors; returns COLVEC_INTERRUPT (and no quantizer)
 ** when it says stop.
 */
-int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric,
-                         int nDim, const float *aVec, int64_t nVec,
-                         int64_t nStride, const ColvecInterrupt *pInt,
-                         ColvecQuant **ppQuant);
+int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
+                         const float *aVec, int64_t nVec, int64_t nStride,
+                         const ColvecInterrupt *pInt, ColvecQuant **ppQuant);
 
 /* Vectors trained between two questions to the interrupt hook. */
 #define COLVEC_QUANT_TICK 4096
@@ -177,7 +188,8 @@ int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
 ** private to colvec_quant*.c. The quantizer must outlive the query.
 */
 struct ColvecQuantQuery {
-  const ColvecQuant *pQuant; /* quantizer the query was prepared for */
+  const ColvecQuant *pQuant;          /* quantizer the query was prepared for */
+  const ColvecQuantKernels *pKernels; /* code kernels this query runs */
   float *aWeight;   /* int: per-dimension weights; bit: rotated query */
   uint64_t *aPlane; /* bit: 4 bit planes of the 4-bit query, nWord each */
   int nWeightAlloc; /* floats allocated at aWeight */
@@ -186,13 +198,21 @@ struct ColvecQuantQuery {
   float rLow;       /* bit: smallest rotated query coordinate */
   float rDelta;     /* bit: step of the 4-bit query quantization */
   float rSumQ;      /* bit: sum of the quantized rotated query */
-  int eKernel;      /* COLVEC_QUANT_KERNEL_*: the fastest kernel allowed */
+  int eKernel;      /* COLVEC_QUANT_KERNEL_* ceiling (BEST: the quantizer's) */
 };
 
-/* Kernel ceilings for colvecQuantQueryKernel. */
-#define COLVEC_QUANT_KERNEL_BEST 0   /* the fastest kernel the CPU runs */
-#define COLVEC_QUANT_KERNEL_SCALAR 1 /* the portable kernels only */
-#define COLVEC_QUANT_KERNEL_AVX2 2   /* AVX2 at most (no AVX-512) */
+/*
+** Kernel sets of the quantized codes. As ceilings (colvecQuantQueryKernel,
+** colvecQuantSetKernel): BEST allows every set the CPU runs, SCALAR only
+** the portable one, AVX2 the AVX2 one at most (no AVX-512), AVX512 up to
+** AVX-512, NEON the NEON one. As the eSet of a ColvecQuantKernels: which
+** set it is. Never stored.
+*/
+#define COLVEC_QUANT_KERNEL_BEST 0   /* ceiling: the fastest the CPU runs */
+#define COLVEC_QUANT_KERNEL_SCALAR 1 /* the portable kernels */
+#define COLVEC_QUANT_KERNEL_AVX2 2   /* AVX2 (with FMA and POPCNT) */
+#define COLVEC_QUANT_KERNEL_AVX512 3 /* AVX-512 F/BW/VL (+VPOPCNTDQ: bit) */
+#define COLVEC_QUANT_KERNEL_NEON 4   /* aarch64 Advanced SIMD */
 
 /*
 ** Prepares the estimator for query aQuery (nDim floats, not modified) and
@@ -214,11 +234,20 @@ const char *colvecQuantKernelName(void);
 
 /*
 ** Caps the kernels colvecQuantDistance uses for this query at eKernel (a
-** COLVEC_QUANT_KERNEL_* value; BEST by default). For tests and benchmarks.
-** Returns the name of the kernel now in use: "scalar", "avx2" or "avx512"
-** (AVX-512 F/BW/VL with VPOPCNTDQ; bit and int8 codes).
+** COLVEC_QUANT_KERNEL_* ceiling; BEST by default), now and for the queries
+** prepared with it later. For tests and benchmarks. Returns the name of
+** the kernel set now in use: "scalar", "avx2" or "avx512" (bit and int8
+** codes; "scalar" while the query is unprepared).
 */
 const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel);
+
+/*
+** Caps the kernels of pQuant itself at eKernel (a COLVEC_QUANT_KERNEL_*
+** ceiling): those that encode vectors and prepare queries, and the default
+** of queries prepared afterwards. For tests (codes and prepared queries do
+** not depend on the kernels). Returns the name of the set now in use.
+*/
+const char *colvecQuantSetKernel(ColvecQuant *pQuant, int eKernel);
 
 /*
 ** Estimated distance from the prepared query to one code, on the scale of
@@ -228,29 +257,106 @@ float colvecQuantDistance(const ColvecQuantQuery *pQuery, const uint8_t *pCode);
 
 /*
 ** Estimates for nCode codes given by pointer (codes of graph neighbours are
-** scattered): aOut[i] = colvecQuantDistance(pQuery, apCode[i]).
+** scattered): aOut[i] = colvecQuantDistance(pQuery, apCode[i]), bit for
+** bit. One call through the kernel table per batch, none per code.
 */
 void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
                               const uint8_t *const *apCode, int nCode,
                               float *aOut);
 
-/*************************************************************************
-** Private to colvec_quant*.c: the quantizer object and the per-type code.
+/*
+** The quantizer types for the SQL layer, by stored type id (0, 1, ...
+** until NULL): the name quantize= takes ("none", "int8", "int4", "bit"),
+** or NULL past the last type; and the default oversampling of searches on
+** that type's codes (1.0 for an unknown type).
 */
+const char *colvecQuantName(int eType);
+double colvecQuantOversampling(int eType);
+
+/*************************************************************************
+** Private to colvec_quant*.c: the quantizer object, the methods of a
+** quantizer type and the tables of code kernels.
+**
+** Adding a quantizer: a new file colvec_quant_<name>.c defines its
+** ColvecQuantMethods (and its kernel sets), its type id goes into
+** ColvecQuantType, and one entry into the table at the top of
+** colvec_quant.c; nothing else in colvec branches on the type.
+*/
+
+/*
+** One set of code kernels of one quantizer type, e.g. int8 with AVX2. A
+** type lists its sets fastest first, the portable set (mCpu 0) last; the
+** first one the CPU runs and the ceilings allow is chosen once per
+** quantizer. A type that needs more kernels (the bit rotation) embeds this
+** struct as the first member of its own and casts back.
+*/
+struct ColvecQuantKernels {
+  const char *zName; /* "scalar", "avx2", "avx512", "neon" */
+  int eSet;          /* COLVEC_QUANT_KERNEL_SCALAR, _AVX2, _AVX512, _NEON */
+  unsigned mCpu;     /* COLVEC_CPU_* bits the set needs (0: any CPU) */
+  /* estimated distance from a prepared query to one code */
+  float (*xDistance)(const ColvecQuantQuery *pQuery, const uint8_t *pCode);
+  /* the same for nCode codes (see colvecQuantDistanceBatch) */
+  void (*xDistanceBatch)(const ColvecQuantQuery *pQuery,
+                         const uint8_t *const *apCode, int nCode, float *aOut);
+};
+
+/*
+** The methods of one quantizer type. Every hook may assume validated
+** arguments; NULL hooks are allowed only where marked (type NONE).
+*/
+struct ColvecQuantMethods {
+  const char *zName;     /* quantize= name: "int8" */
+  ColvecQuantType eType; /* stored type id */
+  double rOversample;    /* default oversampling of searches on the codes */
+  int nRound;            /* serialized "rounds" (bit: COLVEC_QUANT_ROUNDS) */
+  int bSeeded;           /* non-zero: takes (and stores) a rotation seed */
+  /*
+  ** Sets nPad, nCodeByte, nParam, nScratch, nWeight and nPlane of a new
+  ** quantizer from its nDim and eMetric.
+  */
+  void (*xLayout)(ColvecQuant *p);
+  /* Builds aAux from the seed; COLVEC_OK or COLVEC_NOMEM. NULL: none. */
+  int (*xSetup)(ColvecQuant *p);
+  /* Checks deserialized (finite) parameters; COLVEC_CORRUPT if bad. NULL:
+  ** every finite value is valid. */
+  int (*xCheck)(const ColvecQuant *p);
+  /* Sets aParam from nVec vectors (see colvecQuantTrainWith); aTmp holds
+  ** nScratch floats. COLVEC_OK, _NOMEM or _INTERRUPT. NULL: no parameters. */
+  int (*xTrain)(ColvecQuant *p, const float *aVec, int64_t nVec,
+                int64_t nStride, float *aTmp, const ColvecInterrupt *pInt);
+  /* Writes the code of one vector (nCodeByte bytes); aTmp holds nScratch
+  ** floats. NULL: no codes. */
+  void (*xEncode)(const ColvecQuant *p, const float *aVec, uint8_t *pCode,
+                  float *aTmp);
+  /* Fills a query whose buffers hold nWeight floats and nPlane words.
+  ** NULL: no estimator (colvecQuantQueryPrepare returns COLVEC_RANGE). */
+  void (*xPrepare)(const ColvecQuant *p, const float *aQuery,
+                   ColvecQuantQuery *pQuery);
+  /* Code kernel sets, fastest first, NULL-terminated. NULL: no codes. */
+  const ColvecQuantKernels *const *apKernels;
+};
+
+/* The methods of each type (colvec_quant_int.c, colvec_quant_bit.c). */
+extern const ColvecQuantMethods colvecQuantInt8Methods;
+extern const ColvecQuantMethods colvecQuantInt4Methods;
+extern const ColvecQuantMethods colvecQuantBitMethods;
 
 /* A trained quantizer. */
 struct ColvecQuant {
-  ColvecQuantType eType; /* kind of quantizer */
-  ColvecMetric eMetric;  /* l2, cosine or dot */
-  int nDim;              /* dimensions of the input vectors */
-  int nPad;              /* bit: rotated dimension, power of two >= 64 */
-  int nCodeByte;         /* bytes per code */
-  uint64_t iSeed;        /* bit: rotation seed */
-  int nParam;            /* floats at aParam (serialized) */
-  float *aParam;         /* int: min[nDim], scale[nDim]; bit: centroid */
-  float *aSign;          /* bit: COLVEC_QUANT_ROUNDS*nPad signs (+1/-1) */
-  int bAvx2;             /* non-zero if the CPU runs the AVX2 kernels */
-  int bAvx512;           /* non-zero if it runs the AVX-512 ones (bit, int8) */
+  const ColvecQuantMethods *pMethods; /* its type */
+  const ColvecQuantKernels *pKernels; /* its code kernels, chosen once */
+  ColvecMetric eMetric;               /* l2, cosine or dot */
+  int nDim;                           /* dimensions of the input vectors */
+  int nPad;       /* dimensions of a code (bit: power of two >= 64) */
+  int nCodeByte;  /* bytes per code */
+  int nScratch;   /* floats of scratch encoding one vector needs */
+  int nWeight;    /* floats at a prepared query's aWeight */
+  int nPlane;     /* 64-bit words at a prepared query's aPlane */
+  uint64_t iSeed; /* rotation seed (bSeeded types; else 0) */
+  int nParam;     /* floats at aParam (serialized) */
+  float *aParam;  /* int: min[nDim], scale[nDim]; bit: centroid */
+  float *aAux;    /* built by xSetup (bit: rotation signs), or NULL */
 };
 
 /*
@@ -274,6 +380,43 @@ static inline float colvecQuantFinish(ColvecMetric eMetric, float rBase,
   return eMetric == COLVEC_METRIC_COSINE ? 0.5f * r : sqrtf(r);
 }
 
+/*
+** How many codes ahead a batch kernel prefetches: in a graph search, all of
+** a node's unvisited neighbours (at most 2M) are requested before the first
+** is scored, measured ~10% faster than 4 ahead (50k x 1536, bit codes).
+*/
+#define COLVEC_QUANT_PREFETCH 64
+
+/* Prefetches every cache line of the nByte-byte code at p. */
+static inline void colvecQuantPrefetchCode(const uint8_t *p, int nByte) {
+  int iLine;
+  for (iLine = 0; iLine < nByte; iLine += 64)
+    COLVEC_PREFETCH(p + iLine);
+  COLVEC_PREFETCH(p + nByte - 1);
+}
+
+/*
+** The loop of every xDistanceBatch kernel: aOut[i] = xOne(pQuery,
+** apCode[i]), prefetching the code COLVEC_QUANT_PREFETCH places ahead
+** (every cache line of it; the first ones before the loop). Always inlined
+** with a constant xOne, so each code costs a direct call (or none), never
+** one through a pointer.
+*/
+static inline __attribute__((always_inline)) void
+colvecQuantBatchLoop(const ColvecQuantQuery *pQuery,
+                     const uint8_t *const *apCode, int nCode, float *aOut,
+                     float (*xOne)(const ColvecQuantQuery *, const uint8_t *)) {
+  int i;
+  int nByte = pQuery->pQuant->nCodeByte;
+  for (i = 0; i < nCode && i < COLVEC_QUANT_PREFETCH; i++)
+    colvecQuantPrefetchCode(apCode[i], nByte);
+  for (i = 0; i < nCode; i++) {
+    if (i + COLVEC_QUANT_PREFETCH < nCode) {
+      colvecQuantPrefetchCode(apCode[i + COLVEC_QUANT_PREFETCH], nByte);
+    }
+    aOut[i] = xOne(pQuery, apCode[i]);
+  }
+}
 
 /* Copies v (nDim floats) to aOut, normalised when the metric is cosine. */
 void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut);
@@ -294,28 +437,5 @@ static inline float colvecQuantGetF32(const uint8_t *p) {
   memcpy(&r, &u, 4);
   return r;
 }
-
-/* colvec_quant_int.c: int8 and int4. */
-int colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp,
-                        const ColvecInterrupt *pInt);
-void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
-                          uint8_t *pCode, float *aTmp);
-void colvecQuantIntPrepare(const ColvecQuant *pQuant, const float *aQuery,
-                           ColvecQuantQuery *pQuery);
-float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
-                             const uint8_t *pCode);
-
-/* colvec_quant_bit.c: RaBitQ. */
-int colvecQuantBitSetup(ColvecQuant *pQuant);
-int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp,
-                        const ColvecInterrupt *pInt);
-void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
-                          uint8_t *pCode, float *aTmp);
-void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
-                           ColvecQuantQuery *pQuery);
-float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
-                             const uint8_t *pCode);
 
 #endif /* COLVEC_QUANT_H */

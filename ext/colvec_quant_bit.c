@@ -22,6 +22,12 @@
 ** delta * sum_j 2^j popcount(b & plane_j): integer popcounts only, done by
 ** bitCountScalar or its twins bitCountAvx2 and bitCountAvx512 (identical
 ** integers).
+**
+** Kernel sets (BitKernels, a ColvecQuantKernels with two more kernels):
+** scalar, AVX2 and AVX-512 for the popcounts; the rotation round and the
+** query's bit planes have a scalar and an AVX2 version (the AVX-512 set
+** uses the AVX2 ones), all giving identical results, so codes never depend
+** on the set.
 */
 #include "colvec_os.h"
 #include "colvec_quant.h"
@@ -48,19 +54,39 @@ static uint64_t bitSplitmix64(uint64_t *pState) {
 }
 
 /*
-** Builds the rotation signs (aSign) of a bit quantizer from its seed.
-** Returns COLVEC_OK or COLVEC_NOMEM (aSign then NULL; the caller frees the
-** quantizer).
+** The kernel sets of the bit quantizer: the generic part (distances), then
+** the rotation round and the query quantization used by encoding and
+** preparation.
 */
-int colvecQuantBitSetup(ColvecQuant *pQuant) {
+typedef struct BitKernels BitKernels;
+struct BitKernels {
+  ColvecQuantKernels base; /* generic part: must be first */
+  /* one rotation round on a[0..n): sign flips by aSign, then bitFwht */
+  void (*xRound)(float *a, const float *aSign, int n);
+  /* the rotated query as 4 bit planes; returns the sum of the levels */
+  int64_t (*xPlanes)(const float *z, int nWord, const float *aThresh,
+                     uint64_t *aPlane);
+};
+
+/* The bit kernel set chosen for pQuant (its kernel lists hold BitKernels). */
+static const BitKernels *bitKernels(const ColvecQuant *pQuant) {
+  return (const BitKernels *)pQuant->pKernels;
+}
+
+/*
+** Builds the rotation signs (aAux, COLVEC_QUANT_ROUNDS*nPad floats, +1 or
+** -1) of a bit quantizer from its seed. Returns COLVEC_OK or COLVEC_NOMEM
+** (aAux then NULL; the caller frees the quantizer).
+*/
+static int bitSetup(ColvecQuant *pQuant) {
   int rc = COLVEC_OK;
   int i, n = COLVEC_QUANT_ROUNDS * pQuant->nPad;
   uint64_t iState = pQuant->iSeed, iBits = 0;
-  pQuant->aSign = colvecMallocZero(&rc, (int64_t)sizeof(float) * n);
+  pQuant->aAux = colvecMallocZero(&rc, (int64_t)sizeof(float) * n);
   if (rc != COLVEC_OK) return rc;
   for (i = 0; i < n; i++) {
     if ((i & 63) == 0) iBits = bitSplitmix64(&iState);
-    pQuant->aSign[i] = ((iBits >> (i & 63)) & 1) ? -1.0f : 1.0f;
+    pQuant->aAux[i] = ((iBits >> (i & 63)) & 1) ? -1.0f : 1.0f;
   }
   return COLVEC_OK;
 }
@@ -77,6 +103,14 @@ static void bitFwht(float *a, int n) {
       }
     }
   }
+}
+
+/* One rotation round on a[0..n): sign flips by aSign, then bitFwht. */
+static void bitRoundScalar(float *a, const float *aSign, int n) {
+  int i;
+  for (i = 0; i < n; i++)
+    a[i] *= aSign[i];
+  bitFwht(a, n);
 }
 
 #ifdef COLVEC_QUANT_AVX2
@@ -114,25 +148,17 @@ bitRoundAvx2(float *a, const float *aSign, int n) {
 
 /*
 ** Writes y = R v to aOut (nPad floats): v (nDim floats) padded with zeros,
-** then for each round sign flips and a Walsh-Hadamard transform (AVX2 when
-** pQuant->bAvx2, with identical results).
+** then for each round sign flips and a Walsh-Hadamard transform (the
+** quantizer's kernel set's round; every set gives identical results).
 */
 static void bitRotate(const ColvecQuant *pQuant, const float *v, float *aOut) {
   int r, i, n = pQuant->nPad;
+  void (*xRound)(float *, const float *, int) = bitKernels(pQuant)->xRound;
   memcpy(aOut, v, sizeof(float) * (size_t)pQuant->nDim);
   for (i = pQuant->nDim; i < n; i++)
     aOut[i] = 0.0f;
   for (r = 0; r < COLVEC_QUANT_ROUNDS; r++) {
-    const float *aSign = pQuant->aSign + r * n;
-#ifdef COLVEC_QUANT_AVX2
-    if (pQuant->bAvx2) {
-      bitRoundAvx2(aOut, aSign, n);
-      continue;
-    }
-#endif
-    for (i = 0; i < n; i++)
-      aOut[i] *= aSign[i];
-    bitFwht(aOut, n);
+    xRound(aOut, pQuant->aAux + r * n, n);
   }
 }
 
@@ -152,9 +178,8 @@ static uint64_t bitLoad64(const uint8_t *p) {
 ** COLVEC_OK, COLVEC_NOMEM, or COLVEC_INTERRUPT when hook pInt (may be
 ** NULL) said stop.
 */
-int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp,
-                        const ColvecInterrupt *pInt) {
+static int bitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                    int64_t nStride, float *aTmp, const ColvecInterrupt *pInt) {
   int rc = COLVEC_OK;
   int d, nDim = pQuant->nDim;
   int64_t i, nUsed = 0;
@@ -185,8 +210,8 @@ int colvecQuantBitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
 ** Writes the code of vector aVec to pCode (colvecQuantCodeBytes bytes).
 ** aTmp holds nPad + nDim floats of scratch.
 */
-void colvecQuantBitEncode(const ColvecQuant *pQuant, const float *aVec,
-                          uint8_t *pCode, float *aTmp) {
+static void bitEncode(const ColvecQuant *pQuant, const float *aVec,
+                      uint8_t *pCode, float *aTmp) {
   int i, nDim = pQuant->nDim, nPad = pQuant->nPad;
   const float *c = pQuant->aParam;
   float *y = aTmp, *v = aTmp + nPad;
@@ -228,8 +253,8 @@ static int bitLevel(float x, const float *aThresh) {
 ** bitLevel) and writes them as 4 bit planes of nWord words to aPlane.
 ** Returns the sum of the levels.
 */
-static int64_t bitPlanesScalar(const float *z, int nWord,
-                               const float *aThresh, uint64_t *aPlane) {
+static int64_t bitPlanesScalar(const float *z, int nWord, const float *aThresh,
+                               uint64_t *aPlane) {
   int64_t nSumU = 0;
   int w, i, j;
   for (w = 0; w < nWord; w++) {
@@ -293,8 +318,8 @@ bitPlanesAvx2(const float *z, int nWord, const float *aThresh,
 ** version as bit planes in aPlane, and the constants rBase (|qc|^2 or
 ** <c,q>), rLow, rDelta, rSumQ. The query's buffers are large enough.
 */
-void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
-                           ColvecQuantQuery *pQuery) {
+static void bitPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                       ColvecQuantQuery *pQuery) {
   int i, j, nDim = pQuant->nDim, nPad = pQuant->nPad, nWord = nPad / 64;
   const float *c = pQuant->aParam;
   float *z = pQuery->aWeight, *q = pQuery->aWeight + nPad;
@@ -320,14 +345,7 @@ void colvecQuantBitPrepare(const ColvecQuant *pQuant, const float *aQuery,
     aThresh[j] = rDelta > 0.0f ? rLow + ((float)j - 0.5f) * rDelta : NAN;
   }
   aThresh[0] = -INFINITY;
-#ifdef COLVEC_QUANT_AVX2
-  if (pQuant->bAvx2) {
-    nSumU = bitPlanesAvx2(z, nWord, aThresh, pQuery->aPlane);
-  } else
-#endif
-  {
-    nSumU = bitPlanesScalar(z, nWord, aThresh, pQuery->aPlane);
-  }
+  nSumU = bitKernels(pQuant)->xPlanes(z, nWord, aThresh, pQuery->aPlane);
   pQuery->rBase = (float)rBase;
   pQuery->rLow = rLow;
   pQuery->rDelta = rDelta;
@@ -355,10 +373,11 @@ bitCountBody(const uint8_t *pBits, const uint64_t *aPlane, int iFirst,
   return nSum;
 }
 
-/* bitCountBody compiled for any CPU: the portable kernel. */
+/* bitCountBody over all nWord words, compiled for any CPU: the portable
+** kernel. */
 static uint64_t bitCountScalar(const uint8_t *pBits, const uint64_t *aPlane,
-                               int iFirst, int nWord, uint64_t *pnOne) {
-  return bitCountBody(pBits, aPlane, iFirst, nWord, pnOne);
+                               int nWord, uint64_t *pnOne) {
+  return bitCountBody(pBits, aPlane, 0, nWord, pnOne);
 }
 
 #ifdef COLVEC_QUANT_AVX2
@@ -458,24 +477,21 @@ bitCountAvx512(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
 }
 #endif
 
-/* Estimated distance from a prepared bit query to one code. */
-float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
-                             const uint8_t *pCode) {
+/*
+** The estimate from a prepared bit query to one code, around the popcount
+** kernel xCount. Always inlined with a constant xCount, so each kernel
+** set's xDistance is a direct call of its kernel, and the arithmetic
+** around it (compiled without target attributes in every set) turns
+** identical integers into identical distances.
+*/
+static inline __attribute__((always_inline)) float bitDistance(
+    const ColvecQuantQuery *pQuery, const uint8_t *pCode,
+    uint64_t (*xCount)(const uint8_t *, const uint64_t *, int, uint64_t *)) {
   const ColvecQuant *pQuant = pQuery->pQuant;
-  int nWord = pQuant->nPad / 64;
   const uint8_t *pF = pCode + pQuant->nPad / 8;
   uint64_t nOne = 0, nSum;
   double rIp;
-#ifdef COLVEC_QUANT_AVX2
-  if (pQuant->bAvx512 && pQuery->eKernel == COLVEC_QUANT_KERNEL_BEST) {
-    nSum = bitCountAvx512(pCode, pQuery->aPlane, nWord, &nOne);
-  } else if (pQuant->bAvx2 && pQuery->eKernel != COLVEC_QUANT_KERNEL_SCALAR) {
-    nSum = bitCountAvx2(pCode, pQuery->aPlane, nWord, &nOne);
-  } else
-#endif
-  {
-    nSum = bitCountScalar(pCode, pQuery->aPlane, 0, nWord, &nOne);
-  }
+  nSum = xCount(pCode, pQuery->aPlane, pQuant->nPad / 64, &nOne);
   /* sum (2b-1) z  ~  2 * (lo * #ones + delta * weighted count) - sum z */
   rIp = 2.0 * ((double)pQuery->rLow * (double)nOne +
                (double)pQuery->rDelta * (double)nSum) -
@@ -484,3 +500,125 @@ float colvecQuantBitDistance(const ColvecQuantQuery *pQuery,
                            colvecQuantGetF32(pF),
                            (float)(colvecQuantGetF32(pF + 4) * rIp));
 }
+
+/* Bit estimate, portable kernel. */
+static float bitDistScalar(const ColvecQuantQuery *pQuery,
+                           const uint8_t *pCode) {
+  return bitDistance(pQuery, pCode, bitCountScalar);
+}
+
+/* Bit estimates of a batch, portable kernel. */
+static void bitBatchScalar(const ColvecQuantQuery *pQuery,
+                           const uint8_t *const *apCode, int nCode,
+                           float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, bitDistScalar);
+}
+
+/* The portable kernel set. */
+static const BitKernels bitScalar = {
+    .base =
+        {
+            .zName = "scalar",
+            .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+            .mCpu = 0,
+            .xDistance = bitDistScalar,
+            .xDistanceBatch = bitBatchScalar,
+        },
+    .xRound = bitRoundScalar,
+    .xPlanes = bitPlanesScalar,
+};
+
+#ifdef COLVEC_QUANT_AVX2
+/* Bit estimate, AVX2 kernel. */
+static float bitDistAvx2(const ColvecQuantQuery *pQuery, const uint8_t *pCode) {
+  return bitDistance(pQuery, pCode, bitCountAvx2);
+}
+
+/* Bit estimates of a batch, AVX2 kernel. */
+static void bitBatchAvx2(const ColvecQuantQuery *pQuery,
+                         const uint8_t *const *apCode, int nCode, float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, bitDistAvx2);
+}
+
+/* Bit estimate, AVX-512 kernel. */
+static float bitDistAvx512(const ColvecQuantQuery *pQuery,
+                           const uint8_t *pCode) {
+  return bitDistance(pQuery, pCode, bitCountAvx512);
+}
+
+/* Bit estimates of a batch, AVX-512 kernel. */
+static void bitBatchAvx512(const ColvecQuantQuery *pQuery,
+                           const uint8_t *const *apCode, int nCode,
+                           float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, bitDistAvx512);
+}
+
+/* The AVX2 set (the POPCNT instruction does its tail). */
+static const BitKernels bitAvx2 = {
+    .base =
+        {
+            .zName = "avx2",
+            .eSet = COLVEC_QUANT_KERNEL_AVX2,
+            .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+            .xDistance = bitDistAvx2,
+            .xDistanceBatch = bitBatchAvx2,
+        },
+    .xRound = bitRoundAvx2,
+    .xPlanes = bitPlanesAvx2,
+};
+
+/* The AVX-512 set: VPOPCNTDQ popcounts, the AVX2 rotation and planes. */
+static const BitKernels bitAvx512 = {
+    .base =
+        {
+            .zName = "avx512",
+            .eSet = COLVEC_QUANT_KERNEL_AVX512,
+            .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT |
+                    COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP,
+            .xDistance = bitDistAvx512,
+            .xDistanceBatch = bitBatchAvx512,
+        },
+    .xRound = bitRoundAvx2,
+    .xPlanes = bitPlanesAvx2,
+};
+#endif
+
+/* Bit kernel sets, fastest first. */
+static const ColvecQuantKernels *const apBitKernels[] = {
+#ifdef COLVEC_QUANT_AVX2
+    &bitAvx512.base, &bitAvx2.base,
+#endif
+    &bitScalar.base, NULL};
+
+/*
+** Layout of a bit quantizer: nDim padded to a power of two nPad >= 64,
+** nPad/8 bytes of signs and two factors per code, the centroid as
+** parameters, nDim + nPad floats of scratch and of query weights (rotated
+** query, then the centred one), 4 planes of nPad/64 words.
+*/
+static void bitLayout(ColvecQuant *p) {
+  p->nPad = 64;
+  while (p->nPad < p->nDim)
+    p->nPad *= 2;
+  p->nParam = p->nDim;
+  p->nCodeByte = p->nPad / 8 + 8;
+  p->nScratch = p->nDim + p->nPad;
+  p->nWeight = p->nDim + p->nPad;
+  p->nPlane = BIT_QUERY_BITS * (p->nPad / 64);
+}
+
+/* The bit (RaBitQ) quantizer type. */
+const ColvecQuantMethods colvecQuantBitMethods = {
+    .zName = "bit",
+    .eType = COLVEC_QUANT_BIT,
+    .rOversample = 3.0,
+    .nRound = COLVEC_QUANT_ROUNDS,
+    .bSeeded = 1,
+    .xLayout = bitLayout,
+    .xSetup = bitSetup,
+    .xCheck = NULL,
+    .xTrain = bitTrain,
+    .xEncode = bitEncode,
+    .xPrepare = bitPrepare,
+    .apKernels = apBitKernels,
+};

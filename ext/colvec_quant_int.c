@@ -11,7 +11,15 @@
 ** so the per-query weights w[d] (q'[d]*scale[d] or q[d]*scale[d]) reduce the
 ** hot loop to one multiply-add per dimension (colvecQuantFinish does the
 ** rest).
+**
+** One file, two types (two ColvecQuantMethods at the end): int8 and int4
+** share their parameters, training, query preparation and the estimate
+** around the kernel; they differ only in the number of levels, the packing
+** of a code (intLevels, the encoder's store) and the kernel that reads it,
+** so splitting them would copy the shared two thirds. Kernel sets: int8
+** scalar, AVX2 and AVX-512; int4 scalar and AVX2.
 */
+#include "colvec_os.h"
 #include "colvec_quant.h"
 
 #include <math.h>
@@ -21,9 +29,9 @@
 #include <immintrin.h>
 #endif
 
-/* Highest code value of the quantizer's type. */
+/* Highest code value of the quantizer's type: 255 (int8) or 15 (int4). */
 static int intLevels(const ColvecQuant *pQuant) {
-  return pQuant->eType == COLVEC_QUANT_INT8 ? 255 : 15;
+  return pQuant->pMethods == &colvecQuantInt8Methods ? 255 : 15;
 }
 
 /* Bytes of the packed codes (before the float factor). */
@@ -37,9 +45,8 @@ static int intDataBytes(const ColvecQuant *pQuant) {
 ** no finite value (or no vectors at all) gets min 0 and scale 0. Returns
 ** COLVEC_OK, or COLVEC_INTERRUPT when hook pInt (may be NULL) said stop.
 */
-int colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                        int64_t nStride, float *aTmp,
-                        const ColvecInterrupt *pInt) {
+static int intTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
+                    int64_t nStride, float *aTmp, const ColvecInterrupt *pInt) {
   int d;
   int64_t i;
   int nDim = pQuant->nDim;
@@ -74,16 +81,17 @@ int colvecQuantIntTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
 ** Writes the code of vector aVec to pCode (colvecQuantCodeBytes bytes).
 ** aTmp holds nDim floats of scratch.
 */
-void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
-                          uint8_t *pCode, float *aTmp) {
+static void intEncode(const ColvecQuant *pQuant, const float *aVec,
+                      uint8_t *pCode, float *aTmp) {
   int d;
   int nDim = pQuant->nDim;
   int nLevel = intLevels(pQuant);
   const float *aMin = pQuant->aParam;
   const float *aScale = pQuant->aParam + nDim;
+  int b8 = nLevel == 255; /* one byte per dimension, or two per byte */
   double rNorm = 0.0;
   colvecQuantInput(pQuant, aVec, aTmp);
-  if (pQuant->eType == COLVEC_QUANT_INT4) {
+  if (!b8) {
     for (d = 0; d < intDataBytes(pQuant); d++)
       pCode[d] = 0;
   }
@@ -98,7 +106,7 @@ void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
       }
     }
     rNorm += (double)(aScale[d] * (float)c) * (double)(aScale[d] * (float)c);
-    if (pQuant->eType == COLVEC_QUANT_INT8) {
+    if (b8) {
       pCode[d] = (uint8_t)c;
     } else {
       pCode[d / 2] |= (uint8_t)(c << ((d & 1) * 4));
@@ -112,8 +120,8 @@ void colvecQuantIntEncode(const ColvecQuant *pQuant, const float *aVec,
 ** Prepares the query: aWeight[d] = q'[d]*scale[d] and rBase as described at
 ** the top of this file. The query's buffers are already large enough.
 */
-void colvecQuantIntPrepare(const ColvecQuant *pQuant, const float *aQuery,
-                           ColvecQuantQuery *pQuery) {
+static void intPrepare(const ColvecQuant *pQuant, const float *aQuery,
+                       ColvecQuantQuery *pQuery) {
   int d;
   int nDim = pQuant->nDim;
   const float *aMin = pQuant->aParam;
@@ -243,25 +251,204 @@ intCross8Avx512(const float *w, const uint8_t *c, int n) {
 }
 #endif
 
-/* Estimated distance from a prepared int8/int4 query to one code. */
-float colvecQuantIntDistance(const ColvecQuantQuery *pQuery,
-                             const uint8_t *pCode) {
+/*
+** The estimate from a prepared query to one code, around the kernel xCross
+** (sum w[d]*c[d]). Always inlined with a constant xCross, so each kernel
+** set's xDistance is a direct call of its kernel; the arithmetic around it
+** is compiled without target attributes in every set, so the sets differ
+** only in the kernel's rounding.
+*/
+static inline __attribute__((always_inline)) float
+intDistance(const ColvecQuantQuery *pQuery, const uint8_t *pCode,
+            float (*xCross)(const float *, const uint8_t *, int)) {
   const ColvecQuant *pQuant = pQuery->pQuant;
-  int n = pQuant->nDim;
-  int b8 = pQuant->eType == COLVEC_QUANT_INT8;
-  float rCross;
   float f0 = colvecQuantGetF32(pCode + intDataBytes(pQuant));
-#ifdef COLVEC_QUANT_AVX2
-  if (b8 && pQuant->bAvx512 && pQuery->eKernel == COLVEC_QUANT_KERNEL_BEST) {
-    rCross = intCross8Avx512(pQuery->aWeight, pCode, n);
-  } else if (pQuant->bAvx2 && pQuery->eKernel != COLVEC_QUANT_KERNEL_SCALAR) {
-    rCross = b8 ? intCross8Avx2(pQuery->aWeight, pCode, n)
-                : intCross4Avx2(pQuery->aWeight, pCode, n);
-  } else
-#endif
-  {
-    rCross = b8 ? intCross8Scalar(pQuery->aWeight, pCode, n)
-                : intCross4Scalar(pQuery->aWeight, pCode, n);
-  }
+  float rCross = xCross(pQuery->aWeight, pCode, pQuant->nDim);
   return colvecQuantFinish(pQuant->eMetric, pQuery->rBase, f0, rCross);
 }
+
+/* int8 estimate, portable kernel. */
+static float int8DistScalar(const ColvecQuantQuery *pQuery,
+                            const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross8Scalar);
+}
+
+/* int8 estimates of a batch, portable kernel. */
+static void int8BatchScalar(const ColvecQuantQuery *pQuery,
+                            const uint8_t *const *apCode, int nCode,
+                            float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int8DistScalar);
+}
+
+/* int4 estimate, portable kernel. */
+static float int4DistScalar(const ColvecQuantQuery *pQuery,
+                            const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross4Scalar);
+}
+
+/* int4 estimates of a batch, portable kernel. */
+static void int4BatchScalar(const ColvecQuantQuery *pQuery,
+                            const uint8_t *const *apCode, int nCode,
+                            float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int4DistScalar);
+}
+
+/* The portable kernel sets. */
+static const ColvecQuantKernels int8Scalar = {
+    .zName = "scalar",
+    .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+    .mCpu = 0,
+    .xDistance = int8DistScalar,
+    .xDistanceBatch = int8BatchScalar,
+};
+static const ColvecQuantKernels int4Scalar = {
+    .zName = "scalar",
+    .eSet = COLVEC_QUANT_KERNEL_SCALAR,
+    .mCpu = 0,
+    .xDistance = int4DistScalar,
+    .xDistanceBatch = int4BatchScalar,
+};
+
+#ifdef COLVEC_QUANT_AVX2
+/* int8 estimate, AVX2 kernel. */
+static float int8DistAvx2(const ColvecQuantQuery *pQuery,
+                          const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross8Avx2);
+}
+
+/* int8 estimates of a batch, AVX2 kernel. */
+static void int8BatchAvx2(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode,
+                          float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int8DistAvx2);
+}
+
+/* int8 estimate, AVX-512 kernel. */
+static float int8DistAvx512(const ColvecQuantQuery *pQuery,
+                            const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross8Avx512);
+}
+
+/* int8 estimates of a batch, AVX-512 kernel. */
+static void int8BatchAvx512(const ColvecQuantQuery *pQuery,
+                            const uint8_t *const *apCode, int nCode,
+                            float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int8DistAvx512);
+}
+
+/* int4 estimate, AVX2 kernel. */
+static float int4DistAvx2(const ColvecQuantQuery *pQuery,
+                          const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross4Avx2);
+}
+
+/* int4 estimates of a batch, AVX2 kernel. */
+static void int4BatchAvx2(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode,
+                          float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int4DistAvx2);
+}
+
+/*
+** The x86-64 kernel sets. AVX2 asks for FMA and POPCNT too (every AVX2 CPU
+** has them; one set of bits for all quantizers); AVX-512 for VPOPCNTDQ as
+** well, like the bit codes, so that one AVX-512 ceiling means one thing.
+*/
+static const ColvecQuantKernels int8Avx2 = {
+    .zName = "avx2",
+    .eSet = COLVEC_QUANT_KERNEL_AVX2,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+    .xDistance = int8DistAvx2,
+    .xDistanceBatch = int8BatchAvx2,
+};
+static const ColvecQuantKernels int8Avx512 = {
+    .zName = "avx512",
+    .eSet = COLVEC_QUANT_KERNEL_AVX512,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT |
+            COLVEC_CPU_AVX512 | COLVEC_CPU_AVX512POP,
+    .xDistance = int8DistAvx512,
+    .xDistanceBatch = int8BatchAvx512,
+};
+static const ColvecQuantKernels int4Avx2 = {
+    .zName = "avx2",
+    .eSet = COLVEC_QUANT_KERNEL_AVX2,
+    .mCpu = COLVEC_CPU_AVX2 | COLVEC_CPU_FMA | COLVEC_CPU_POPCNT,
+    .xDistance = int4DistAvx2,
+    .xDistanceBatch = int4BatchAvx2,
+};
+#endif
+
+/* int8 kernel sets, fastest first. */
+static const ColvecQuantKernels *const apInt8Kernels[] = {
+#ifdef COLVEC_QUANT_AVX2
+    &int8Avx512, &int8Avx2,
+#endif
+    &int8Scalar, NULL};
+
+/* int4 kernel sets, fastest first. */
+static const ColvecQuantKernels *const apInt4Kernels[] = {
+#ifdef COLVEC_QUANT_AVX2
+    &int4Avx2,
+#endif
+    &int4Scalar, NULL};
+
+/* Layout of an int8 quantizer: nDim code bytes and the factor. */
+static void int8Layout(ColvecQuant *p) {
+  p->nPad = p->nDim;
+  p->nParam = 2 * p->nDim;
+  p->nCodeByte = p->nDim + 4;
+  p->nScratch = p->nDim;
+  p->nWeight = p->nDim;
+  p->nPlane = 0;
+}
+
+/* Layout of an int4 quantizer: two dimensions per code byte, the factor. */
+static void int4Layout(ColvecQuant *p) {
+  int8Layout(p);
+  p->nCodeByte = (p->nDim + 1) / 2 + 4;
+}
+
+/*
+** Checks deserialized int parameters: the scales (second half) are >= 0
+** (the minima may be anything finite). Returns COLVEC_OK or
+** COLVEC_CORRUPT.
+*/
+static int intCheck(const ColvecQuant *pQuant) {
+  int d;
+  for (d = 0; d < pQuant->nDim; d++) {
+    if (pQuant->aParam[pQuant->nDim + d] < 0.0f) return COLVEC_CORRUPT;
+  }
+  return COLVEC_OK;
+}
+
+/* The int8 quantizer type. */
+const ColvecQuantMethods colvecQuantInt8Methods = {
+    .zName = "int8",
+    .eType = COLVEC_QUANT_INT8,
+    .rOversample = 2.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = int8Layout,
+    .xSetup = NULL,
+    .xCheck = intCheck,
+    .xTrain = intTrain,
+    .xEncode = intEncode,
+    .xPrepare = intPrepare,
+    .apKernels = apInt8Kernels,
+};
+
+/* The int4 quantizer type. */
+const ColvecQuantMethods colvecQuantInt4Methods = {
+    .zName = "int4",
+    .eType = COLVEC_QUANT_INT4,
+    .rOversample = 3.0,
+    .nRound = 0,
+    .bSeeded = 0,
+    .xLayout = int4Layout,
+    .xSetup = NULL,
+    .xCheck = intCheck,
+    .xTrain = intTrain,
+    .xEncode = intEncode,
+    .xPrepare = intPrepare,
+    .apKernels = apInt4Kernels,
+};

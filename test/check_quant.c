@@ -474,6 +474,115 @@ START_TEST(test_corrupt) {
 }
 END_TEST
 
+/*
+** The table of types: names and default oversampling by stored id, NULL
+** past the last; a trained quantizer reports its id; every type with codes
+** has a kernel set whose name colvecQuantQueryKernel reports, and the
+** portable ceiling always gives the portable set.
+*/
+START_TEST(test_table) {
+  static const char *const azName[] = {"none", "int8", "int4", "bit"};
+  static const double aOver[] = {1.0, 2.0, 3.0, 3.0};
+  int t;
+  for (t = COLVEC_QUANT_NONE; t <= COLVEC_QUANT_BIT; t++) {
+    ColvecQuant *p = NULL;
+    ck_assert_str_eq(colvecQuantName(t), azName[t]);
+    ck_assert(colvecQuantOversampling(t) == aOver[t]);
+    ck_assert_int_eq(
+        colvecQuantTrain(t, COLVEC_METRIC_L2, 16, tq128.aVec, 10, 128, &p),
+        COLVEC_OK);
+    ck_assert_int_eq(colvecQuantType(p), t);
+    if (t == COLVEC_QUANT_NONE) {
+      ck_assert_ptr_null(p->pKernels);
+      ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_BEST),
+                       "scalar");
+    } else {
+      ck_assert_ptr_nonnull(p->pKernels);
+      ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_SCALAR),
+                       "scalar");
+      ck_assert_int_eq(p->pKernels->eSet, COLVEC_QUANT_KERNEL_SCALAR);
+    }
+    colvecQuantFree(p);
+  }
+  ck_assert_ptr_null(colvecQuantName(COLVEC_QUANT_BIT + 1));
+  ck_assert_ptr_null(colvecQuantName(-1));
+  ck_assert(colvecQuantOversampling(COLVEC_QUANT_BIT + 1) == 1.0);
+  ck_assert(strcmp(colvecQuantKernelName(), "scalar") == 0 ||
+            strcmp(colvecQuantKernelName(), "avx2") == 0 ||
+            strcmp(colvecQuantKernelName(), "avx512") == 0 ||
+            strcmp(colvecQuantKernelName(), "neon") == 0);
+}
+END_TEST
+
+/* FNV-1a 64-bit hash of the n bytes at p, continuing from h. */
+static uint64_t tqHash(uint64_t h, const void *p, size_t n) {
+  const uint8_t *a = p;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    h ^= a[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/*
+** The stored forms do not move: for every type and metric, the serialized
+** quantizer trained on seeded data, the codes of 500 vectors and the
+** portable kernel's estimates for one query hash to the values recorded
+** from the release that froze format version 1 (x86-64 with GCC: a
+** compiler that fuses multiply-adds by default, as on aarch64, may round
+** the training sums differently, so the check is skipped there).
+*/
+START_TEST(test_format_frozen) {
+  static const uint64_t aWant[3][3] = {
+      {0x1b648baacdb5abaaULL, 0x0898eade293e2488ULL, 0x4a919841f83acb7aULL},
+      {0x87798eca1a933dd0ULL, 0xc4c525b768f4fda3ULL, 0x36b5a503d3d58314ULL},
+      {0x1ecf11e849463d47ULL, 0x6f3d74d99c109ae0ULL, 0x590aae3494f8ec92ULL}};
+  int t, m, i;
+  for (t = COLVEC_QUANT_INT8; t <= COLVEC_QUANT_BIT; t++) {
+    for (m = COLVEC_METRIC_L2; m <= COLVEC_METRIC_DOT; m++) {
+      ColvecQuant *p = NULL;
+      ColvecQuantQuery q;
+      int64_t nSer;
+      uint8_t *aSer, *aCode;
+      int nCode;
+      uint64_t h = 0xcbf29ce484222325ULL;
+      ck_assert_int_eq(colvecQuantTrain(t, m, 128, tq128.aVec, 2000, 128, &p),
+                       COLVEC_OK);
+      aSer = tqSerialize(p, &nSer);
+      h = tqHash(h, aSer, (size_t)nSer);
+      nCode = colvecQuantCodeBytes(p);
+      aCode = malloc((size_t)nCode * 500);
+      ck_assert_int_eq(colvecQuantEncodeBatch(p, tq128.aVec, 500, 128, aCode),
+                       COLVEC_OK);
+      h = tqHash(h, aCode, (size_t)nCode * 500);
+      memset(&q, 0, sizeof(q));
+      ck_assert_int_eq(colvecQuantQueryPrepare(p, tq128.aQuery, &q),
+                       COLVEC_OK);
+      colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
+      for (i = 0; i < 500; i++) {
+        float r = colvecQuantDistance(&q, aCode + (size_t)i * nCode);
+        h = tqHash(h, &r, sizeof(r));
+      }
+      if (getenv("COLVEC_QUANT_VERBOSE")) {
+        printf("format type %d metric %d: 0x%016llxULL\n", t, m,
+               (unsigned long long)h);
+      }
+#if defined(__x86_64__) && !defined(__FP_FAST_FMA)
+      ck_assert_msg(h == aWant[t - 1][m], "type %d metric %d: hash 0x%016llx",
+                    t, m, (unsigned long long)h);
+#else
+      COLVEC_UNUSED(aWant);
+#endif
+      colvecQuantQueryClear(&q);
+      free(aSer);
+      free(aCode);
+      colvecQuantFree(p);
+    }
+  }
+}
+END_TEST
+
 /* Training twice gives identical bytes and identical codes. */
 START_TEST(test_determinism) {
   int t, m;
@@ -520,8 +629,9 @@ END_TEST
 /*
 ** AVX-512, AVX2 and scalar kernels agree: exactly for bit codes (integer
 ** popcounts), to float rounding for int codes; the AVX2 rotation and query
-** quantization give the same codes and query bit planes as the scalar ones; colvecQuantDistanceBatch equals
-** colvecQuantDistance. Dimensions that exercise every tail length.
+** quantization give the same codes and query bit planes as the scalar ones;
+** colvecQuantDistanceBatch equals colvecQuantDistance under every kernel
+** set. Dimensions that exercise every tail length.
 */
 START_TEST(test_simd_scalar) {
   static const int anDim[] = {5, 17, 64, 100, 129, 256, 300, 784};
@@ -537,6 +647,7 @@ START_TEST(test_simd_scalar) {
         const uint8_t *apCode[64];
         float aBatch[64];
         const char *zFast;
+        int eKernel;
         ck_assert_int_eq(colvecQuantTrain(t, m, nDim, tq784.aVec, 500, 784, &p),
                          COLVEC_OK);
         nCode = colvecQuantCodeBytes(p);
@@ -547,20 +658,27 @@ START_TEST(test_simd_scalar) {
         ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q),
                          COLVEC_OK);
         zFast = colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
-        if ((t == COLVEC_QUANT_BIT || t == COLVEC_QUANT_INT8) && p->bAvx512) {
+        ck_assert_str_eq(zFast, p->pKernels->zName);
+        if ((t == COLVEC_QUANT_BIT || t == COLVEC_QUANT_INT8) &&
+            strcmp(colvecQuantKernelName(), "avx512") == 0) {
           ck_assert_str_eq(zFast, "avx512");
         }
-        if (p->bAvx2) { /* encoding and preparing without AVX2: same bytes */
+        if (strcmp(zFast, "scalar") != 0) {
+          /* encoding and preparing with the portable kernels: same bytes */
           uint8_t *aCode2 = malloc((size_t)nCode * 64);
           ColvecQuantQuery q2;
           memset(&q2, 0, sizeof(q2));
-          p->bAvx2 = 0;
+          ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_SCALAR),
+                           "scalar");
           ck_assert_int_eq(
               colvecQuantEncodeBatch(p, tq784.aVec, 64, 784, aCode2),
               COLVEC_OK);
           ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q2),
                            COLVEC_OK);
-          p->bAvx2 = 1;
+          ck_assert_str_eq(colvecQuantQueryKernel(&q2, COLVEC_QUANT_KERNEL_BEST),
+                           "scalar");
+          ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_BEST),
+                           zFast);
           ck_assert(memcmp(aCode, aCode2, (size_t)nCode * 64) == 0);
           ck_assert(q.rBase == q2.rBase && q.rLow == q2.rLow &&
                     q.rDelta == q2.rDelta && q.rSumQ == q2.rSumQ);
@@ -572,19 +690,24 @@ START_TEST(test_simd_scalar) {
         }
         for (i = 0; i < 64; i++)
           apCode[i] = aCode + i * nCode;
-        colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
+        for (eKernel = COLVEC_QUANT_KERNEL_BEST;
+             eKernel <= COLVEC_QUANT_KERNEL_NEON; eKernel++) {
+          /* every set: the batch kernel equals the one-code kernel */
+          colvecQuantQueryKernel(&q, eKernel);
+          colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
+          for (i = 0; i < 64; i++) {
+            float r = colvecQuantDistance(&q, apCode[i]);
+            ck_assert(memcmp(&r, &aBatch[i], sizeof(float)) == 0);
+          }
+        }
         for (i = 0; i < 64; i++) {
           float rFast, rScalar;
-          int eKernel;
-          colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_BEST);
-          rFast = colvecQuantDistance(&q, apCode[i]);
-          ck_assert(memcmp(&rFast, &aBatch[i], sizeof(float)) == 0);
           ck_assert_str_eq(
               colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR), "scalar");
           rScalar = colvecQuantDistance(&q, apCode[i]);
-          /* every kernel the CPU runs (best, then AVX2 at most) */
+          /* every kernel the CPU runs (best, AVX2 at most, AVX-512 at most) */
           for (eKernel = COLVEC_QUANT_KERNEL_BEST;
-               eKernel <= COLVEC_QUANT_KERNEL_AVX2; eKernel++) {
+               eKernel <= COLVEC_QUANT_KERNEL_AVX512; eKernel++) {
             if (eKernel == COLVEC_QUANT_KERNEL_SCALAR) continue;
             zFast = colvecQuantQueryKernel(&q, eKernel);
             rFast = colvecQuantDistance(&q, apCode[i]);
@@ -759,6 +882,8 @@ static Suite *tqSuite(void) {
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_determinism);
+  tcase_add_test(tc, test_format_frozen);
+  tcase_add_test(tc, test_table);
   tcase_add_test(tc, test_simd_scalar);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_nonfinite);
