@@ -27,7 +27,8 @@ struct ColvecLoaded {
   sqlite3 *db;         /* connection colvec is registered on */
   ColvecLoaded *pNext; /* next entry of loadedList */
 };
-static ColvecLoaded *loadedList = NULL; /* guarded by SQLITE_MUTEX_STATIC_MAIN */
+static ColvecLoaded *loadedList =
+    NULL; /* guarded by SQLITE_MUTEX_STATIC_MAIN */
 
 /* Returns non-zero when connection db is in the list. */
 static int colvecIsLoaded(sqlite3 *db) {
@@ -71,9 +72,8 @@ static void colvecLoadedRemove(void *pArg) {
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
-__attribute__((visibility("default"))) int
-sqlite3_colvec_init(sqlite3 *db, char **pzErrMsg,
-                    const sqlite3_api_routines *pApi) {
+    __attribute__((visibility("default"))) int sqlite3_colvec_init(
+        sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
   int rc;
   ColvecLoaded *pLoaded;
   SQLITE_EXTENSION_INIT2(pApi);
@@ -101,8 +101,8 @@ sqlite3_colvec_init(sqlite3 *db, char **pzErrMsg,
     sqlite3_free(pLoaded);
   }
   if (rc != SQLITE_OK && pzErrMsg) {
-    *pzErrMsg = sqlite3_mprintf("colvec: registration failed: %s",
-                                sqlite3_errstr(rc));
+    *pzErrMsg =
+        sqlite3_mprintf("colvec: registration failed: %s", sqlite3_errstr(rc));
   }
   return rc;
 }

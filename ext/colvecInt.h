@@ -83,15 +83,15 @@ struct ColvecColumn {
 
 /* The parsed definition of a table. */
 struct ColvecConfig {
-  char *zDb;           /* schema name ("main", "temp", attached name) */
-  char *zName;         /* table name */
-  int nCol;            /* number of user columns */
-  ColvecColumn *aCol;  /* user columns, in declaration order */
-  int nVector;         /* how many of them are vector columns */
-  int nDeltaRows;      /* delta_rows=N: compaction threshold */
-  int eAccess;         /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
-  int ePrefault;       /* prefault=none|willneed|populate */
-  int nBuildThread;    /* build_threads=N for HNSW builds */
+  char *zDb;          /* schema name ("main", "temp", attached name) */
+  char *zName;        /* table name */
+  int nCol;           /* number of user columns */
+  ColvecColumn *aCol; /* user columns, in declaration order */
+  int nVector;        /* how many of them are vector columns */
+  int nDeltaRows;     /* delta_rows=N: compaction threshold */
+  int eAccess;        /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
+  int ePrefault;      /* prefault=none|willneed|populate */
+  int nBuildThread;   /* build_threads=N for HNSW builds */
 };
 
 /* Default of the delta_rows table option. */
@@ -175,13 +175,13 @@ struct ColvecCell {
 /* One column of a batch. */
 typedef struct ColvecBatchCol ColvecBatchCol;
 struct ColvecBatchCol {
-  uint8_t *aNull;  /* per row: 1 when NULL (attributes) */
-  int64_t *aInt;   /* integer columns: values */
-  double *aReal;   /* real columns: values */
-  int64_t *aOff;   /* text/blob columns: nRow+1 offsets into aByte */
-  uint8_t *aByte;  /* text/blob columns: bytes */
+  uint8_t *aNull;     /* per row: 1 when NULL (attributes) */
+  int64_t *aInt;      /* integer columns: values */
+  double *aReal;      /* real columns: values */
+  int64_t *aOff;      /* text/blob columns: nRow+1 offsets into aByte */
+  uint8_t *aByte;     /* text/blob columns: bytes */
   int64_t nByteAlloc; /* text/blob columns: bytes allocated at aByte */
-  uint8_t *aVec;   /* vector columns: nRow * nByte bytes */
+  uint8_t *aVec;      /* vector columns: nRow * nByte bytes */
 };
 
 /* Rows in memory. */
@@ -255,8 +255,8 @@ typedef struct ColvecSegIndex ColvecSegIndex;
 */
 typedef struct ColvecSegSlot ColvecSegSlot;
 struct ColvecSegSlot {
-  void *p;                /* the cached object, or NULL */
-  void (*xFree)(void *);  /* frees p (called once, at handle close) */
+  void *p;               /* the cached object, or NULL */
+  void (*xFree)(void *); /* frees p (called once, at handle close) */
 };
 
 typedef struct ColvecSegHandle ColvecSegHandle;
@@ -303,7 +303,8 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder);
 ** Chooses an id for a new table of schema zDb and creates its folder
 ** (a name nothing on disk uses yet; for a database without a file only
 ** the id is chosen), durably: the folder holding it is fsynced, and so is
-** the database's folder, which holds <db>-colvec. Returns SQLITE_OK with *pzFolder set
+** the database's folder, which holds <db>-colvec. Returns SQLITE_OK with
+**pzFolder set
 ** (sqlite3_malloc'd), or an error with *pzErr set.
 */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
@@ -350,8 +351,8 @@ void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h);
 ** Binds column iCol of row iRow of segment h to parameter iBind of pStmt.
 ** Returns SQLITE_OK or an error with *pzErr set.
 */
-int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
-                  int iCol, sqlite3_stmt *pStmt, int iBind, char **pzErr);
+int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow, int iCol,
+                  sqlite3_stmt *pStmt, int iBind, char **pzErr);
 
 /* Notes that this connection changed the manifest or tombstones. */
 void colvecSegTableChanged(ColvecSegTable *p);
@@ -543,9 +544,8 @@ void colvecIndexScratchFree(ColvecIndexScratch *p);
 ** (SQLITE_INTERRUPT when interrupted).
 */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
-                     const ColvecConfig *pC, int iCol,
-                     const void *aVec, int64_t nRow, const int64_t *aRowid,
-                     char **pzErr);
+                     const ColvecConfig *pC, int iCol, const void *aVec,
+                     int64_t nRow, const int64_t *aRowid, char **pzErr);
 
 /*
 ** Offers to pTopk the best rows of segment h for query q: an HNSW search
@@ -594,10 +594,10 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
 ** ColvecInterrupt hook handed to the SQLite-free layers.
 */
 struct ColvecTick {
-  sqlite3 *db;         /* connection that may be interrupted */
-  int bProbe;          /* no sqlite3_is_interrupted(): step a statement */
-  double rNext;        /* with bProbe: monotonic ms of the next probe */
-  int bStop;           /* an interrupt was seen (sticky) */
+  sqlite3 *db;          /* connection that may be interrupted */
+  int bProbe;           /* no sqlite3_is_interrupted(): step a statement */
+  double rNext;         /* with bProbe: monotonic ms of the next probe */
+  int bStop;            /* an interrupt was seen (sticky) */
   ColvecInterrupt hook; /* hook for the SQLite-free layers (this tick) */
 };
 
@@ -610,7 +610,8 @@ void colvecTickInit(ColvecTick *p, sqlite3 *db);
 */
 int colvecTickStop(void *p);
 
-/* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT. */
+/* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT.
+ */
 int colvecTickError(char **pzErr);
 
 /* Version of the shadow-table format written by this build. */
@@ -628,13 +629,13 @@ typedef enum ColvecConflict {
 
 /* Handle on one table's shadow tables, owned by its sqlite3_vtab. */
 struct ColvecStorage {
-  sqlite3 *db;                /* connection */
-  const ColvecConfig *pConfig; /* table definition (not owned) */
+  sqlite3 *db;                                /* connection */
+  const ColvecConfig *pConfig;                /* table definition (not owned) */
   sqlite3_stmt *apStmt[COLVEC_STORAGE_NSTMT]; /* by id (colvec_storage.c) */
-  sqlite3_int64 iTxnGen;      /* generation of the current write transaction,
-                              ** -1 until it first compacts (colvec_compact.c) */
-  sqlite3_int64 iTxnSegid;    /* next_segid when it first compacted: segments
-                              ** from here on were never committed */
+  sqlite3_int64 iTxnGen;   /* generation of the current write transaction,
+                           ** -1 until it first compacts (colvec_compact.c) */
+  sqlite3_int64 iTxnSegid; /* next_segid when it first compacted: segments
+                           ** from here on were never committed */
 };
 
 /*
@@ -823,8 +824,7 @@ int colvecStorageDeltaClear(ColvecStorage *p, char **pzErr);
 ** Appends every delta row to pBatch, checking each value (a damaged row
 ** gives SQLITE_CORRUPT_VTAB with *pzErr set).
 */
-int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch,
-                           char **pzErr);
+int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch, char **pzErr);
 
 /* Finalizes the cached statements and frees the handle (NULL allowed). */
 void colvecStorageClose(ColvecStorage *p);
@@ -914,12 +914,12 @@ int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr);
 
 /* Parameters of one KNN query, from MATCH and the hidden columns. */
 struct ColvecKnnQuery {
-  int iCol;            /* vector column searched */
-  const void *pVec;    /* query vector in the column's binary form */
-  int k;               /* how many results */
-  double rOversample;  /* oversampling factor (quantized search) */
-  int bRescore;        /* rescore candidates with float32 vectors */
-  int ef;              /* HNSW beam width; 0 = default */
+  int iCol;           /* vector column searched */
+  const void *pVec;   /* query vector in the column's binary form */
+  int k;              /* how many results */
+  double rOversample; /* oversampling factor (quantized search) */
+  int bRescore;       /* rescore candidates with float32 vectors */
+  int ef;             /* HNSW beam width; 0 = default */
 };
 
 /*
@@ -939,20 +939,20 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
 /* One colvec table as seen by one connection. */
 typedef struct ColvecVtab ColvecVtab;
 struct ColvecVtab {
-  sqlite3_vtab base;       /* base class: must be first */
-  sqlite3 *db;             /* connection */
-  ColvecConfig *pConfig;   /* parsed definition */
-  ColvecStorage *pStorage; /* shadow tables */
-  ColvecSegTable *pSegs;   /* segment files */
-  ColvecBatch pending;     /* rows inserted in this transaction */
-  int64_t nFlushed;        /* pending rows 0..nFlushed-1 are written */
-  int64_t *aMark;          /* per open savepoint: pending.nRow, nFlushed */
-  int nMark;               /* open savepoints with a mark */
-  unsigned char *aRowBuf;  /* room for one row's vectors (xUpdate) */
-  ColvecCell *aCell;       /* one cell per user column (xUpdate) */
+  sqlite3_vtab base;          /* base class: must be first */
+  sqlite3 *db;                /* connection */
+  ColvecConfig *pConfig;      /* parsed definition */
+  ColvecStorage *pStorage;    /* shadow tables */
+  ColvecSegTable *pSegs;      /* segment files */
+  ColvecBatch pending;        /* rows inserted in this transaction */
+  int64_t nFlushed;           /* pending rows 0..nFlushed-1 are written */
+  int64_t *aMark;             /* per open savepoint: pending.nRow, nFlushed */
+  int nMark;                  /* open savepoints with a mark */
+  unsigned char *aRowBuf;     /* room for one row's vectors (xUpdate) */
+  ColvecCell *aCell;          /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch; /* buffers reused by every KNN search */
 #ifdef COLVEC_DEBUG
-  int eTxn;                /* debug: COLVEC_TXN_* state, checks call order */
+  int eTxn; /* debug: COLVEC_TXN_* state, checks call order */
 #endif
   int bMaxKnown;           /* iMaxRowid and bNoRow are valid */
   int bNoRow;              /* no live row at all (iMaxRowid meaningless) */

@@ -58,14 +58,16 @@ static void batchHashInsert(ColvecBatch *p, int64_t iRow) {
 static int batchHashRebuild(ColvecBatch *p, int64_t nWant) {
   int64_t nHash = 64, i;
   int64_t *aHash;
-  while (nHash < nWant * 2) nHash *= 2;
+  while (nHash < nWant * 2)
+    nHash *= 2;
   aHash = sqlite3_malloc64(sizeof(int64_t) * (sqlite3_uint64)nHash);
   if (aHash == NULL) return SQLITE_NOMEM;
   memset(aHash, 0, sizeof(int64_t) * (size_t)nHash);
   sqlite3_free(p->aHash);
   p->aHash = aHash;
   p->nHash = nHash;
-  for (i = 0; i < p->nRow; i++) batchHashInsert(p, i);
+  for (i = 0; i < p->nRow; i++)
+    batchHashInsert(p, i);
   return SQLITE_OK;
 }
 
@@ -106,7 +108,8 @@ static int batchReserve(ColvecBatch *p) {
   int64_t nNew;
   int i, bErr = 0;
   if (p->aCol == NULL) {
-    p->aCol = sqlite3_malloc64(sizeof(ColvecBatchCol) * (sqlite3_uint64)pC->nCol);
+    p->aCol =
+        sqlite3_malloc64(sizeof(ColvecBatchCol) * (sqlite3_uint64)pC->nCol);
     if (p->aCol == NULL) return SQLITE_NOMEM;
     memset(p->aCol, 0, sizeof(ColvecBatchCol) * (size_t)pC->nCol);
   }
@@ -152,14 +155,15 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
   for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
     const ColvecColumn *pDef = &pC->aCol[i];
     ColvecBatchCol *pCol = &p->aCol[i];
-    if (!pDef->bVector && (pDef->eAttr == COLVEC_ATTR_TEXT ||
-                           pDef->eAttr == COLVEC_ATTR_BLOB)) {
+    if (!pDef->bVector &&
+        (pDef->eAttr == COLVEC_ATTR_TEXT || pDef->eAttr == COLVEC_ATTR_BLOB)) {
       sqlite3_value *pVal = aCell[i].pVal;
       int n = 0;
       const void *z = NULL;
       if (pVal && sqlite3_value_type(pVal) != SQLITE_NULL) {
-        z = pDef->eAttr == COLVEC_ATTR_TEXT ? (const void *)sqlite3_value_text(pVal)
-                                            : sqlite3_value_blob(pVal);
+        z = pDef->eAttr == COLVEC_ATTR_TEXT
+                ? (const void *)sqlite3_value_text(pVal)
+                : sqlite3_value_blob(pVal);
         n = sqlite3_value_bytes(pVal);
         if (z == NULL && n > 0) {
           rc = SQLITE_NOMEM; /* the text conversion ran out of memory */
@@ -168,7 +172,8 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
       }
       if (pCol->aOff[iRow] + n > pCol->nByteAlloc) {
         int64_t nNew = pCol->nByteAlloc ? pCol->nByteAlloc * 2 : 4096;
-        while (nNew < pCol->aOff[iRow] + n) nNew *= 2;
+        while (nNew < pCol->aOff[iRow] + n)
+          nNew *= 2;
         if (batchGrow((void **)&pCol->aByte, nNew, 1)) {
           rc = SQLITE_NOMEM;
           break;
@@ -194,13 +199,15 @@ int colvecBatchAppend(ColvecBatch *p, int64_t iRowid, const ColvecCell *aCell) {
     pCol->aNull[iRow] = pVal == NULL || sqlite3_value_type(pVal) == SQLITE_NULL;
     /* checked numbers come converted (eNum); delta rows are typed already */
     if (pDef->eAttr == COLVEC_ATTR_INTEGER) {
-      pCol->aInt[iRow] = pCol->aNull[iRow]                       ? 0
-                         : aCell[i].eNum == COLVEC_NUM_INTEGER ? aCell[i].iNum
-                                                 : sqlite3_value_int64(pVal);
+      pCol->aInt[iRow] = pCol->aNull[iRow] ? 0
+                         : aCell[i].eNum == COLVEC_NUM_INTEGER
+                             ? aCell[i].iNum
+                             : sqlite3_value_int64(pVal);
     } else if (pDef->eAttr == COLVEC_ATTR_REAL) {
-      pCol->aReal[iRow] = pCol->aNull[iRow]                    ? 0.0
-                          : aCell[i].eNum == COLVEC_NUM_REAL ? aCell[i].rNum
-                                                 : sqlite3_value_double(pVal);
+      pCol->aReal[iRow] = pCol->aNull[iRow] ? 0.0
+                          : aCell[i].eNum == COLVEC_NUM_REAL
+                              ? aCell[i].rNum
+                              : sqlite3_value_double(pVal);
     }
     p->nByte += 9;
   }
@@ -220,7 +227,8 @@ void colvecBatchTruncate(ColvecBatch *p, int64_t nRow) {
   p->nRow = nRow;
   if (p->aHash) {
     memset(p->aHash, 0, sizeof(int64_t) * (size_t)p->nHash);
-    for (nRow = 0; nRow < p->nRow; nRow++) batchHashInsert(p, nRow);
+    for (nRow = 0; nRow < p->nRow; nRow++)
+      batchHashInsert(p, nRow);
   }
 }
 
@@ -277,14 +285,15 @@ void colvecBatchBind(const ColvecBatch *p, int64_t iRow, int iCol,
     sqlite3_bind_double(pStmt, iBind, pCol->aReal[iRow]);
     break;
   case COLVEC_ATTR_TEXT:
-    sqlite3_bind_text(pStmt, iBind,
-                      pCol->aByte ? (const char *)&pCol->aByte[pCol->aOff[iRow]] : "",
-                      (int)(pCol->aOff[iRow + 1] - pCol->aOff[iRow]),
-                      SQLITE_STATIC);
+    sqlite3_bind_text(
+        pStmt, iBind,
+        pCol->aByte ? (const char *)&pCol->aByte[pCol->aOff[iRow]] : "",
+        (int)(pCol->aOff[iRow + 1] - pCol->aOff[iRow]), SQLITE_STATIC);
     break;
   default:
     sqlite3_bind_blob(pStmt, iBind,
-                      pCol->aByte ? (const void *)&pCol->aByte[pCol->aOff[iRow]] : (const void *)"",
+                      pCol->aByte ? (const void *)&pCol->aByte[pCol->aOff[iRow]]
+                                  : (const void *)"",
                       (int)(pCol->aOff[iRow + 1] - pCol->aOff[iRow]),
                       SQLITE_STATIC);
     break;

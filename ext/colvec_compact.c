@@ -109,7 +109,8 @@ static int compactWriteRowids(ColvecSegWriter *pW, const CompactRow *aRow,
   int rc = colvecSegWriterBegin(pW, COLVEC_SEG_ROWIDS, 0, 8, 0);
   for (i = 0; rc == COLVEC_OK && i < nRow; i += COMPACT_CHUNK) {
     int64_t j, n = nRow - i < COMPACT_CHUNK ? nRow - i : COMPACT_CHUNK;
-    for (j = 0; j < n; j++) aBuf[j] = aRow[i + j].iRowid;
+    for (j = 0; j < n; j++)
+      aBuf[j] = aRow[i + j].iRowid;
     rc = colvecSegWriterAppend(pW, aBuf, n * 8);
   }
   if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
@@ -170,7 +171,8 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                             const CompactRow *aRow, int64_t nRow, int iCol,
                             char **pzErr) {
   const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
-  int bFixed = pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL;
+  int bFixed =
+      pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL;
   int64_t i, nNull = 0;
   int rc = SQLITE_OK;
   int pass;
@@ -178,7 +180,8 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   /* pass 0: NULL bitmap (written only when a NULL exists) */
   for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
     rc = compactTick(pTick, i, pzErr);
-    if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+    if (rc == SQLITE_OK)
+      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
     nNull += v.bNull;
   }
   if (rc != SQLITE_OK) return rc;
@@ -203,14 +206,15 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                               bReal ? COLVEC_SEGF_REAL : 0);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
       rc = compactTick(pTick, i, pzErr);
-      if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      if (rc == SQLITE_OK)
+        rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
       if (rc == SQLITE_OK) {
         if (v.bNull) {
           v.i = 0;
           v.r = 0.0;
         }
-        rc = colvecSegWriterAppend(pW, bReal ? (const void *)&v.r
-                                             : (const void *)&v.i, 8);
+        rc = colvecSegWriterAppend(
+            pW, bReal ? (const void *)&v.r : (const void *)&v.i, 8);
       }
     }
     return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
@@ -218,14 +222,14 @@ static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   /* pass 1: offsets, pass 2: bytes */
   for (pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
     int64_t iOff = 0;
-    rc = colvecSegWriterBegin(pW,
-                              pass == 1 ? COLVEC_SEG_ATTR_VAROFFSETS
-                                        : COLVEC_SEG_ATTR_VARBYTES,
-                              (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
+    rc = colvecSegWriterBegin(
+        pW, pass == 1 ? COLVEC_SEG_ATTR_VAROFFSETS : COLVEC_SEG_ATTR_VARBYTES,
+        (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
     if (pass == 1 && rc == COLVEC_OK) rc = colvecSegWriterAppend(pW, &iOff, 8);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
       rc = compactTick(pTick, i, pzErr);
-      if (rc == SQLITE_OK) rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
+      if (rc == SQLITE_OK)
+        rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
       if (rc != SQLITE_OK) break;
       if (v.bNull) v.n = 0;
       if (pass == 1) {
@@ -251,9 +255,9 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                void *pBuf, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   const ColvecColumn *pCol = &pC->aCol[iCol];
-  int bIndex = (pCol->eElem == COLVEC_ELEM_F32 &&
-                pCol->eQuant != COLVEC_QUANT_NONE) ||
-               (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex);
+  int bIndex =
+      (pCol->eElem == COLVEC_ELEM_F32 && pCol->eQuant != COLVEC_QUANT_NONE) ||
+      (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex);
   uint8_t *aAll = NULL;
   int64_t *aRowid = NULL;
   int64_t i;
@@ -339,7 +343,8 @@ static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen) {
     if (pStorage->iTxnGen < 0) {
       rc = colvecStorageConfigGet(pStorage, "next_segid", &pStorage->iTxnSegid);
     }
-    if (rc == SQLITE_OK) rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
+    if (rc == SQLITE_OK)
+      rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
     if (rc == SQLITE_OK) pStorage->iTxnGen = iGen + 1;
   }
   *piGen = pStorage->iTxnGen;
@@ -364,7 +369,8 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   err.zMsg[0] = 0;
   colvecTickInit(&tick, pStorage->db);
   rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
-  if (rc == SQLITE_OK) rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
+  if (rc == SQLITE_OK)
+    rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
   if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen);
   if (rc == SQLITE_OK && nRow > 0) {
     int64_t nMaxByte = 8;
@@ -571,8 +577,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
   err.iErrno = 0;
-  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
-      COLVEC_OK) {
+  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) != COLVEC_OK) {
     /* no folder: no file to delete, but trash rows to drop; a folder that
     ** cannot be listed keeps them, so that a later cleanup deletes their
     ** files (a file no row names would be reported by integrity-check) */
@@ -587,7 +592,8 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
-      char *zPath = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", pSegs->zDir, azName[i]);
+      char *zPath =
+          sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", pSegs->zDir, azName[i]);
       if (zPath == NULL) {
         rc = SQLITE_NOMEM;
       } else {
@@ -627,7 +633,8 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   sqlite3_int64 iNext = 0;
   rc = colvecStorageConfigGet(pStorage, "next_segid", &iNext);
   if (rc != SQLITE_OK) return rc;
-  if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) != COLVEC_OK) {
+  if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) !=
+      COLVEC_OK) {
     return SQLITE_OK; /* no folder: missing files are found by opening */
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {

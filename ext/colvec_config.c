@@ -10,7 +10,8 @@
 ** `` or []), a type, and for vector columns `key=value` options. Vector
 ** types: float[N] (alias float32[N]), int8[N], bit[N] (N a multiple of 8).
 ** Attribute types: integer (int, int64, integer64, boolean, bool), real
-** (float, double, float64, f64), text, blob: sqlite-vec's metadata types. Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
+** (float, double, float64, f64), text, blob: sqlite-vec's metadata types.
+*Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
 ** default, hamming for bit vectors), quantize=none|int8|int4|bit (codes the
 ** HNSW search runs on; int8 by default for float vectors), m=N (HNSW links
 ** per node, 16), ef_construction=N (200) and index=hnsw|none (none: every
@@ -33,9 +34,9 @@
 #include <string.h>
 
 /* Names that user columns may not take (besides the table's own name). */
-static const char *const configReserved[] = {
-    "rowid", "oid",     "_rowid_", "distance", "k",
-    "oversampling", "rescore", "ef"};
+static const char *const configReserved[] = {"rowid",    "oid", "_rowid_",
+                                             "distance", "k",   "oversampling",
+                                             "rescore",  "ef"};
 
 /* Metric names, indexed by ColvecMetric. */
 static const char *const configMetricNames[] = {"l2", "cosine", "dot",
@@ -57,7 +58,8 @@ static int configCpuCount(void) {
 void colvecConfigFree(ColvecConfig *p) {
   if (p) {
     int i;
-    for (i = 0; i < p->nCol; i++) sqlite3_free(p->aCol[i].zName);
+    for (i = 0; i < p->nCol; i++)
+      sqlite3_free(p->aCol[i].zName);
     sqlite3_free(p->aCol);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
@@ -86,7 +88,8 @@ static int configTokenize(const char *z, char ***paTok, int *pnTok) {
   for (;;) {
     int iStart;
     char *zTok;
-    while (configIsSpace(z[i])) i++;
+    while (configIsSpace(z[i]))
+      i++;
     if (z[i] == 0) break;
     iStart = i;
     for (;;) {
@@ -105,7 +108,8 @@ static int configTokenize(const char *z, char ***paTok, int *pnTok) {
       if (configIsSpace(c)) {
         /* whitespace followed by '=' or preceded by '=' does not split */
         int j = i;
-        while (configIsSpace(z[j])) j++;
+        while (configIsSpace(z[j]))
+          j++;
         if (z[j] == '=' || (i > iStart && z[i - 1] == '=')) {
           i = j;
           continue;
@@ -151,7 +155,8 @@ static int configTokenize(const char *z, char ***paTok, int *pnTok) {
   *pnTok = nTok;
   return SQLITE_OK;
 nomem:
-  while (nTok > 0) sqlite3_free(aTok[--nTok]);
+  while (nTok > 0)
+    sqlite3_free(aTok[--nTok]);
   sqlite3_free(aTok);
   return SQLITE_NOMEM;
 }
@@ -159,7 +164,8 @@ nomem:
 /* Frees a token array from configTokenize. */
 static void configFreeTokens(char **aTok, int nTok) {
   int i;
-  for (i = 0; i < nTok; i++) sqlite3_free(aTok[i]);
+  for (i = 0; i < nTok; i++)
+    sqlite3_free(aTok[i]);
   sqlite3_free(aTok);
 }
 
@@ -253,8 +259,8 @@ static int configParseVectorType(const char *zType, ColvecColumn *pCol,
       pCol->eElem == COLVEC_ELEM_F32 ? COLVEC_QUANT_INT8 : COLVEC_QUANT_NONE;
   pCol->nM = COLVEC_HNSW_DEFAULT_M;
   pCol->nEfC = COLVEC_HNSW_DEFAULT_EFC;
-  pCol->eMetric = pCol->eElem == COLVEC_ELEM_BIT ? COLVEC_METRIC_HAMMING
-                                                 : COLVEC_METRIC_L2;
+  pCol->eMetric =
+      pCol->eElem == COLVEC_ELEM_BIT ? COLVEC_METRIC_HAMMING : COLVEC_METRIC_L2;
   return 1;
 }
 
@@ -267,13 +273,14 @@ static int configParseAttrType(const char *zType, ColvecColumn *pCol,
   static const struct {
     const char *zName;
     ColvecAttr eAttr;
-  } aType[] = {{"integer", COLVEC_ATTR_INTEGER}, {"int", COLVEC_ATTR_INTEGER},
-               {"boolean", COLVEC_ATTR_INTEGER}, {"bool", COLVEC_ATTR_INTEGER},
-               {"int64", COLVEC_ATTR_INTEGER},   {"integer64", COLVEC_ATTR_INTEGER},
-               {"real", COLVEC_ATTR_REAL},       {"float", COLVEC_ATTR_REAL},
-               {"double", COLVEC_ATTR_REAL},     {"float64", COLVEC_ATTR_REAL},
-               {"f64", COLVEC_ATTR_REAL},        {"text", COLVEC_ATTR_TEXT},
-               {"blob", COLVEC_ATTR_BLOB}};
+  } aType[] = {
+      {"integer", COLVEC_ATTR_INTEGER}, {"int", COLVEC_ATTR_INTEGER},
+      {"boolean", COLVEC_ATTR_INTEGER}, {"bool", COLVEC_ATTR_INTEGER},
+      {"int64", COLVEC_ATTR_INTEGER},   {"integer64", COLVEC_ATTR_INTEGER},
+      {"real", COLVEC_ATTR_REAL},       {"float", COLVEC_ATTR_REAL},
+      {"double", COLVEC_ATTR_REAL},     {"float64", COLVEC_ATTR_REAL},
+      {"f64", COLVEC_ATTR_REAL},        {"text", COLVEC_ATTR_TEXT},
+      {"blob", COLVEC_ATTR_BLOB}};
   int i;
   for (i = 0; i < (int)(sizeof(aType) / sizeof(aType[0])); i++) {
     if (sqlite3_stricmp(zType, aType[i].zName) == 0) {
@@ -361,7 +368,8 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
     return SQLITE_OK;
   }
   if (zEq && nKey == 5 && sqlite3_strnicmp(zOpt, "index", 5) == 0) {
-    if (sqlite3_stricmp(zVal, "hnsw") == 0 || sqlite3_stricmp(zVal, "none") == 0) {
+    if (sqlite3_stricmp(zVal, "hnsw") == 0 ||
+        sqlite3_stricmp(zVal, "none") == 0) {
       pCol->bNoIndex = sqlite3_stricmp(zVal, "none") == 0;
       return SQLITE_OK;
     }
@@ -370,13 +378,15 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
                              pCol->zName, zVal);
     return SQLITE_ERROR;
   }
-  if (zEq && ((nKey == 1 && sqlite3_strnicmp(zOpt, "m", 1) == 0) ||
-              (nKey == 15 && sqlite3_strnicmp(zOpt, "ef_construction", 15) == 0))) {
+  if (zEq &&
+      ((nKey == 1 && sqlite3_strnicmp(zOpt, "m", 1) == 0) ||
+       (nKey == 15 && sqlite3_strnicmp(zOpt, "ef_construction", 15) == 0))) {
     int bM = nKey == 1;
     int iMax = bM ? COLVEC_HNSW_MAX_M : COLVEC_HNSW_MAX_EFC;
     long long n = 0;
     const char *z;
-    for (z = zVal; *z >= '0' && *z <= '9' && n <= iMax; z++) n = n * 10 + (*z - '0');
+    for (z = zVal; *z >= '0' && *z <= '9' && n <= iMax; z++)
+      n = n * 10 + (*z - '0');
     if (z == zVal || *z || n < (bM ? 2 : 1) || n > iMax) {
       *pzErr = sqlite3_mprintf("colvec: column %s: %s must be an integer "
                                "between %d and %d, got '%s'",
@@ -384,8 +394,10 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
                                bM ? 2 : 1, iMax, zVal);
       return SQLITE_ERROR;
     }
-    if (bM) pCol->nM = (int)n;
-    else pCol->nEfC = (int)n;
+    if (bM)
+      pCol->nM = (int)n;
+    else
+      pCol->nEfC = (int)n;
     return SQLITE_OK;
   }
   *pzErr = sqlite3_mprintf(
@@ -454,7 +466,8 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
   if (nKey == 13 && sqlite3_strnicmp(zOpt, "build_threads", 13) == 0) {
     long long n = 0;
     const char *z;
-    for (z = zVal; *z >= '0' && *z <= '9' && n <= 64; z++) n = n * 10 + (*z - '0');
+    for (z = zVal; *z >= '0' && *z <= '9' && n <= 64; z++)
+      n = n * 10 + (*z - '0');
     if (z == zVal || *z || n < 1 || n > COLVEC_HNSW_MAX_THREAD) {
       *pzErr = sqlite3_mprintf("colvec: build_threads must be an integer "
                                "between 1 and %d, got '%s'",
@@ -471,8 +484,8 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
         return SQLITE_OK;
       }
     }
-    *pzErr = sqlite3_mprintf(
-        "colvec: access must be mmap or file, got '%s'", zVal);
+    *pzErr =
+        sqlite3_mprintf("colvec: access must be mmap or file, got '%s'", zVal);
     return SQLITE_ERROR;
   }
   if (nKey == 8 && sqlite3_strnicmp(zOpt, "prefault", 8) == 0) {
@@ -632,7 +645,8 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   if (p->zDb == NULL || p->zName == NULL) {
     rc = SQLITE_NOMEM;
   } else {
-    p->aCol = sqlite3_malloc64(sizeof(ColvecColumn) * (argc > 3 ? argc - 3 : 1));
+    p->aCol =
+        sqlite3_malloc64(sizeof(ColvecColumn) * (argc > 3 ? argc - 3 : 1));
     if (p->aCol == NULL) rc = SQLITE_NOMEM;
   }
   for (i = 3; rc == SQLITE_OK && i < argc; i++) {

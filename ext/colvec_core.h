@@ -18,7 +18,8 @@
 #define COLVEC_IOERR 10    /* I/O error (SQLITE_IOERR) */
 #define COLVEC_CORRUPT 267 /* corrupt sidecar data (SQLITE_CORRUPT_VTAB) */
 #define COLVEC_RANGE 25    /* argument out of range (SQLITE_RANGE) */
-#define COLVEC_INTERRUPT 9 /* stopped by the interrupt hook (SQLITE_INTERRUPT) */
+#define COLVEC_INTERRUPT                                                       \
+  9 /* stopped by the interrupt hook (SQLITE_INTERRUPT) */
 
 /*
 ** The interrupt hook of the long loops (HNSW build, quantizer training,
@@ -35,7 +36,8 @@ struct ColvecInterrupt {
 };
 
 /* Non-zero when hook p (may be NULL) asks to stop. */
-#define COLVEC_INTERRUPTED(p) ((p) && (p)->xInterrupt && (p)->xInterrupt((p)->pCtx))
+#define COLVEC_INTERRUPTED(p)                                                  \
+  ((p) && (p)->xInterrupt && (p)->xInterrupt((p)->pCtx))
 
 /* Unused-parameter marker. */
 #define COLVEC_UNUSED(x) (void)(x)
@@ -48,10 +50,10 @@ struct ColvecInterrupt {
 ** Check suites leave them at libc's. Debug builds can make the Nth
 ** allocation from now fail, to test out-of-memory paths.
 */
-void *colvecMalloc(int64_t n);              /* NULL on failure or n<=0 */
+void *colvecMalloc(int64_t n);               /* NULL on failure or n<=0 */
 void *colvecMallocZero(int *pRc, int64_t n); /* zeroed; sets *pRc on OOM */
-void *colvecRealloc(void *p, int64_t n);    /* NULL on failure (p kept) */
-void colvecFree(void *p);                   /* p may be NULL */
+void *colvecRealloc(void *p, int64_t n);     /* NULL on failure (p kept) */
+void colvecFree(void *p);                    /* p may be NULL */
 void colvecMemSetMethods(void *(*xMalloc)(uint64_t),
                          void *(*xRealloc)(void *, uint64_t),
                          void (*xFree)(void *));

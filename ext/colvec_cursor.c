@@ -117,14 +117,14 @@ static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
     eType = SQLITE_INTEGER;
   }
   if (eType != SQLITE_INTEGER || i < iMin || i > iMax) {
-    colvecVtabSetError(pTab, sqlite3_mprintf(
-                                 "colvec: %s must be an integer between %lld "
-                                 "and %lld, got %s",
-                                 zName, iMin, iMax,
-                                 eType == SQLITE_NULL ? "NULL"
-                                 : sqlite3_value_text(pVal)
-                                     ? (const char *)sqlite3_value_text(pVal)
-                                     : "?"));
+    colvecVtabSetError(
+        pTab, sqlite3_mprintf("colvec: %s must be an integer between %lld "
+                              "and %lld, got %s",
+                              zName, iMin, iMax,
+                              eType == SQLITE_NULL ? "NULL"
+                              : sqlite3_value_text(pVal)
+                                  ? (const char *)sqlite3_value_text(pVal)
+                                  : "?"));
     return SQLITE_ERROR;
   }
   *pi = i;
@@ -197,9 +197,9 @@ static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
       double r = sqlite3_value_double(argv[i]);
       if ((eType != SQLITE_INTEGER && eType != SQLITE_FLOAT) || !(r >= 1.0) ||
           r > 100.0) {
-        colvecVtabSetError(pTab, sqlite3_mprintf(
-                                     "colvec: oversampling must be a number "
-                                     "between 1.0 and 100.0"));
+        colvecVtabSetError(
+            pTab, sqlite3_mprintf("colvec: oversampling must be a number "
+                                  "between 1.0 and 100.0"));
         rc = SQLITE_ERROR;
       }
       q->rOversample = r;
@@ -211,10 +211,10 @@ static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
   }
   if (rc == SQLITE_OK && iLimit >= 0) {
     if (iLimit + iOffset > COLVEC_MAX_K) {
-      colvecVtabSetError(pTab, sqlite3_mprintf(
-                                   "colvec: LIMIT plus OFFSET of a KNN query "
-                                   "must not exceed %d",
-                                   COLVEC_MAX_K));
+      colvecVtabSetError(
+          pTab, sqlite3_mprintf("colvec: LIMIT plus OFFSET of a KNN query "
+                                "must not exceed %d",
+                                COLVEC_MAX_K));
       return SQLITE_ERROR;
     }
     q->k = (int)(iLimit + iOffset);
@@ -258,8 +258,10 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
   if (bRowidEq && !colvecSegLocate(pSegs, iRowidEq, &iLocSeg, &iLocRow)) {
     return SQLITE_OK;
   }
-  pCur->apSeg = sqlite3_malloc64(sizeof(ColvecSegHandle *) * (sqlite3_uint64)pSegs->nSeg);
-  pCur->aaBits = sqlite3_malloc64(sizeof(uint8_t *) * (sqlite3_uint64)pSegs->nSeg);
+  pCur->apSeg =
+      sqlite3_malloc64(sizeof(ColvecSegHandle *) * (sqlite3_uint64)pSegs->nSeg);
+  pCur->aaBits =
+      sqlite3_malloc64(sizeof(uint8_t *) * (sqlite3_uint64)pSegs->nSeg);
   if (pCur->apSeg == NULL || pCur->aaBits == NULL) return SQLITE_NOMEM;
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
@@ -288,8 +290,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
 static int cursorScanSettle(ColvecCursor *pCur) {
   while (pCur->iSeg < pCur->nSeg) {
     ColvecSegHandle *h = pCur->apSeg[pCur->iSeg];
-    int64_t i =
-        colvecBitmapNext(pCur->aaBits[pCur->iSeg], pCur->iRow, h->nRow);
+    int64_t i = colvecBitmapNext(pCur->aaBits[pCur->iSeg], pCur->iRow, h->nRow);
     if (i < h->nRow) {
       pCur->iRow = i;
       return SQLITE_OK;
@@ -304,9 +305,10 @@ static int cursorScanSettle(ColvecCursor *pCur) {
     int rc = sqlite3_step(pCur->pScan);
     pCur->bEof = rc != SQLITE_ROW;
     if (rc == SQLITE_ROW || rc == SQLITE_DONE) return SQLITE_OK;
-    colvecVtabSetError((ColvecVtab *)pCur->base.pVtab,
-                       sqlite3_mprintf("colvec: %s",
-                                       sqlite3_errmsg(((ColvecVtab *)pCur->base.pVtab)->db)));
+    colvecVtabSetError(
+        (ColvecVtab *)pCur->base.pVtab,
+        sqlite3_mprintf("colvec: %s",
+                        sqlite3_errmsg(((ColvecVtab *)pCur->base.pVtab)->db)));
     return rc;
   }
 }
@@ -369,9 +371,9 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 
   cursorReset(pCur);
   if (colvecPlanDecode(idxStr, &plan) != COLVEC_OK || plan.nArg != argc) {
-    colvecVtabSetError(pTab, sqlite3_mprintf(
-                                 "colvec: malformed query plan '%s'",
-                                 idxStr ? idxStr : ""));
+    colvecVtabSetError(pTab,
+                       sqlite3_mprintf("colvec: malformed query plan '%s'",
+                                       idxStr ? idxStr : ""));
     return SQLITE_ERROR;
   }
   pCur->mUsed = idxNum;
@@ -455,10 +457,10 @@ static int cursorKnnLocate(ColvecCursor *pCur) {
   sqlite3_bind_int64(pCur->pRow, 1, iRowid);
   rc = sqlite3_step(pCur->pRow);
   if (rc != SQLITE_ROW) {
-    colvecVtabSetError(pTab, sqlite3_mprintf(
-                                 "colvec: row %lld of %s vanished during a "
-                                 "query",
-                                 (long long)iRowid, pTab->pConfig->zName));
+    colvecVtabSetError(
+        pTab, sqlite3_mprintf("colvec: row %lld of %s vanished during a "
+                              "query",
+                              (long long)iRowid, pTab->pConfig->zName));
     return rc == SQLITE_DONE ? COLVEC_CORRUPT_VTAB : rc;
   }
   pCur->bRowReady = 1;

@@ -43,8 +43,10 @@ static int funcReadVector(sqlite3_context *pCtx, const char *zFunc,
                              nDim, zErr);
       if (rc == COLVEC_OK && nDim > 0) {
         aOut = colvecMalloc(nByte);
-        if (aOut == NULL) rc = COLVEC_NOMEM;
-        else memcpy(aOut, sqlite3_value_blob(pVal), (size_t)nByte);
+        if (aOut == NULL)
+          rc = COLVEC_NOMEM;
+        else
+          memcpy(aOut, sqlite3_value_blob(pVal), (size_t)nByte);
       }
     }
   } else if (sqlite3_value_type(pVal) == SQLITE_TEXT) {
@@ -117,9 +119,10 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
 static void funcDistance(sqlite3_context *pCtx, int argc,
                          sqlite3_value **argv) {
   ColvecMetric eMetric = (ColvecMetric)(intptr_t)sqlite3_user_data(pCtx);
-  const char *zFunc = eMetric == COLVEC_METRIC_L2       ? "colvec_distance_l2"
-                      : eMetric == COLVEC_METRIC_COSINE ? "colvec_distance_cosine"
-                                                        : "colvec_distance_dot";
+  const char *zFunc = eMetric == COLVEC_METRIC_L2 ? "colvec_distance_l2"
+                      : eMetric == COLVEC_METRIC_COSINE
+                          ? "colvec_distance_cosine"
+                          : "colvec_distance_dot";
   float *aA = NULL, *aB = NULL;
   int nA = 0, nB = 0;
   (void)argc;
@@ -130,8 +133,8 @@ static void funcDistance(sqlite3_context *pCtx, int argc,
   }
   if (nA != nB) {
     char *zMsg = sqlite3_mprintf(
-        "colvec: %s: vectors have different dimensions (%d and %d)", zFunc,
-        nA, nB);
+        "colvec: %s: vectors have different dimensions (%d and %d)", zFunc, nA,
+        nB);
     sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
     sqlite3_free(zMsg);
   } else {
@@ -143,8 +146,7 @@ static void funcDistance(sqlite3_context *pCtx, int argc,
 }
 
 /* colvec_distance_hamming(a, b): differing bits of two equal-length BLOBs. */
-static void funcHamming(sqlite3_context *pCtx, int argc,
-                        sqlite3_value **argv) {
+static void funcHamming(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   int nA = sqlite3_value_bytes(argv[0]);
   int nB = sqlite3_value_bytes(argv[1]);
   (void)argc;
@@ -156,12 +158,10 @@ static void funcHamming(sqlite3_context *pCtx, int argc,
                          -1);
     return;
   }
-  sqlite3_result_int64(pCtx, colvecDistance(colvecKernelsBest(),
-                                            COLVEC_METRIC_HAMMING,
-                                            COLVEC_ELEM_BIT,
-                                            sqlite3_value_blob(argv[0]),
-                                            sqlite3_value_blob(argv[1]),
-                                            nA * 8));
+  sqlite3_result_int64(
+      pCtx, colvecDistance(colvecKernelsBest(), COLVEC_METRIC_HAMMING,
+                           COLVEC_ELEM_BIT, sqlite3_value_blob(argv[0]),
+                           sqlite3_value_blob(argv[1]), nA * 8));
 }
 
 /* colvec_to_json(v): a float32 vector (BLOB or JSON) as canonical JSON. */
@@ -200,12 +200,14 @@ static void funcFromJson(sqlite3_context *pCtx, int argc,
 static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   sqlite3 *db = sqlite3_context_db_handle(pCtx);
   const char *zTab = (const char *)sqlite3_value_text(argv[0]);
-  const char *zDb = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
+  const char *zDb =
+      argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
   sqlite3_stmt *pStmt = NULL, *pSnap = NULL;
   char *zSql, *zErr = NULL;
   int bColvec = 0, rc;
   if (zTab == NULL || zDb == NULL) {
-    sqlite3_result_error(pCtx, "colvec: colvec_check: expects a table name", -1);
+    sqlite3_result_error(pCtx, "colvec: colvec_check: expects a table name",
+                         -1);
     return;
   }
   zSql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "

@@ -585,10 +585,10 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
   const uint32_t nMax = iLevel ? pGraph->nM : pGraph->nM0;
   const uint32_t nLimit = iLevel ? pGraph->nUpper : pGraph->nNode;
   void *pCtx = pQuery->pCtx;
-  uint32_t aNew[2 * COLVEC_HNSW_MAX_M]; /* unvisited neighbours */
+  uint32_t aNew[2 * COLVEC_HNSW_MAX_M];  /* unvisited neighbours */
   uint32_t aNode[2 * COLVEC_HNSW_MAX_M]; /* their node ids (xDistBatch) */
-  float aDist[2 * COLVEC_HNSW_MAX_M];   /* their distances (xDistBatch) */
-  float dLower = INFINITY;              /* worst distance in aTop */
+  float aDist[2 * COLVEC_HNSW_MAX_M];    /* their distances (xDistBatch) */
+  float dLower = INFINITY;               /* worst distance in aTop */
   ColvecHnswPair x;
 
   hnswNextEpoch(pS);

@@ -72,13 +72,13 @@ struct HnswBuild {
   uint32_t nBatch;                            /* nodes per batch */
   int nWorker;                                /* workers (threads) */
   HnswWorker *aWorker;                        /* nWorker workers */
-  uint32_t iFirst;    /* first node of the current batch */
-  uint32_t iEnd;      /* one past its last node */
-  uint32_t *aReq;     /* back-link requests: target, level, node */
-  uint32_t nReq;      /* requests in aReq */
-  uint32_t nReqAlloc; /* capacity of aReq, in requests */
+  uint32_t iFirst;           /* first node of the current batch */
+  uint32_t iEnd;             /* one past its last node */
+  uint32_t *aReq;            /* back-link requests: target, level, node */
+  uint32_t nReq;             /* requests in aReq */
+  uint32_t nReqAlloc;        /* capacity of aReq, in requests */
   ColvecInterrupt interrupt; /* caller's interrupt hook (calling thread) */
-  int bStop;          /* set when the hook said stop; read by every worker */
+  int bStop; /* set when the hook said stop; read by every worker */
 };
 
 /* Exact distance between nodes a and b; NaN becomes +infinity. */

@@ -22,7 +22,6 @@ struct ColvecSegIndex {
   int bWarm;               /* last rescoring found the vectors resident */
 };
 
-
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
 
@@ -103,9 +102,8 @@ static int indexSection(ColvecSegWriter *pW, uint32_t eKind, int iCol,
 
 /* Writes the index sections of one column; see colvecInt.h. */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
-                     const ColvecConfig *pC, int iCol,
-                     const void *aVec, int64_t nRow, const int64_t *aRowid,
-                     char **pzErr) {
+                     const ColvecConfig *pC, int iCol, const void *aVec,
+                     int64_t nRow, const int64_t *aRowid, char **pzErr) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
   ColvecQuant *pQuant = NULL;
   ColvecHnsw *pGraph = NULL;
@@ -116,12 +114,13 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
     const float *aF32 = (const float *)aVec;
     int64_t nCode, i;
     rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
-                              pCol->nDim, aF32, nRow, pCol->nDim,
-                              &pTick->hook, &pQuant);
+                              pCol->nDim, aF32, nRow, pCol->nDim, &pTick->hook,
+                              &pQuant);
     if (rc == COLVEC_OK) {
       int64_t nSer = colvecQuantSerializedBytes(pQuant);
       nCode = colvecQuantCodeBytes(pQuant);
-      aBuf = sqlite3_malloc64((sqlite3_uint64)(nSer > nCode * nRow ? nSer : nCode * nRow) + 8);
+      aBuf = sqlite3_malloc64(
+          (sqlite3_uint64)(nSer > nCode * nRow ? nSer : nCode * nRow) + 8);
       if (aBuf == NULL) {
         rc = COLVEC_NOMEM;
       } else {
@@ -216,7 +215,8 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->aVecBase = colvecSegVectorBase(h, pCol, iCol);
-  a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_QUANT, iCol, &p->pCodeOwned, &n, pzErr);
+  a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_QUANT, iCol,
+                                             &p->pCodeOwned, &n, pzErr);
   if (a) {
     void *pTmp = p->pCodeOwned;
     int rcQ = colvecQuantDeserialize(a, n, &p->pQuant);
@@ -229,7 +229,8 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     sqlite3_free(pTmp);
     if (rc == SQLITE_OK) {
       p->nCodeBytes = colvecQuantCodeBytes(p->pQuant);
-      p->aCode = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
+      p->aCode = (const uint8_t *)colvecSegSectionBytes(
+          h, COLVEC_SEG_CODES, iCol, &p->pCodeOwned, &n, pzErr);
       if (*pzErr) {
         rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
       } else if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
@@ -244,7 +245,8 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
   }
   if (rc == SQLITE_OK) {
-    a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_GRAPH, iCol, &p->pGraphOwned, &n, pzErr);
+    a = (const uint8_t *)colvecSegSectionBytes(h, COLVEC_SEG_GRAPH, iCol,
+                                               &p->pGraphOwned, &n, pzErr);
     if (a && p->pGraphOwned == NULL) {
       colvecOsAdvise(a, n, COLVEC_ADVICE_POPULATE);
     }
@@ -301,8 +303,8 @@ static float indexQueryDist(void *pCtx, uint32_t iNode) {
   const void *pVec;
   char *zErr = NULL;
   if (p->pIdx->pQuant) {
-    return colvecQuantDistance(p->pqq,
-                               p->pIdx->aCode + (size_t)iNode * p->pIdx->nCodeBytes);
+    return colvecQuantDistance(p->pqq, p->pIdx->aCode +
+                                           (size_t)iNode * p->pIdx->nCodeBytes);
   }
   if (p->pIdx->aVecBase) {
     pVec = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
@@ -361,7 +363,8 @@ static void indexPrefetch(void *pCtx, uint32_t iNode) {
   }
   /* the first lines (the hardware prefetcher follows on) and the last one,
   ** where a code keeps its correction factors */
-  for (i = 0; i < n && i < 4 * 64; i += 64) COLVEC_PREFETCH(a + i);
+  for (i = 0; i < n && i < 4 * 64; i += 64)
+    COLVEC_PREFETCH(a + i);
   COLVEC_PREFETCH(a + n - 1);
 }
 
@@ -386,7 +389,8 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
     return SQLITE_NOMEM;
   }
   if (nCand > s->nCand) {
-    uint32_t *aNode = sqlite3_realloc64(s->aNode, sizeof(uint32_t) * (sqlite3_uint64)nCand);
+    uint32_t *aNode =
+        sqlite3_realloc64(s->aNode, sizeof(uint32_t) * (sqlite3_uint64)nCand);
     float *aDist;
     const void **apVec;
     if (aNode == NULL) return SQLITE_NOMEM;
@@ -394,7 +398,8 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
     aDist = sqlite3_realloc64(s->aDist, sizeof(float) * (sqlite3_uint64)nCand);
     if (aDist == NULL) return SQLITE_NOMEM;
     s->aDist = aDist;
-    apVec = sqlite3_realloc64((void *)s->apVec, sizeof(void *) * (sqlite3_uint64)nCand);
+    apVec = sqlite3_realloc64((void *)s->apVec,
+                              sizeof(void *) * (sqlite3_uint64)nCand);
     if (apVec == NULL) return SQLITE_NOMEM;
     s->apVec = apVec;
     s->nCand = nCand;
@@ -409,7 +414,6 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
   }
   return SQLITE_OK;
 }
-
 
 /* Rescoring slower than this per vector means pages came from disk. */
 #define INDEX_COLD_MICROS 20.0
@@ -433,7 +437,8 @@ static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
   if (pCol->eMetric == COLVEC_METRIC_L2 || pCol->eMetric == COLVEC_METRIC_DOT) {
     int bL2 = pCol->eMetric == COLVEC_METRIC_L2;
     for (i = 0; i < nOut; i += INDEX_RESCORE_BATCH) {
-      int j, n = nOut - i < INDEX_RESCORE_BATCH ? nOut - i : INDEX_RESCORE_BATCH;
+      int j,
+          n = nOut - i < INDEX_RESCORE_BATCH ? nOut - i : INDEX_RESCORE_BATCH;
       float aOut[INDEX_RESCORE_BATCH];
       if (bL2) {
         pK->xL2sqBatchF32((const float *)q->pVec,
@@ -598,8 +603,8 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   nEf = q->ef > 0 ? q->ef : INDEX_MIN_EF;
   if (nEf < nWant) nEf = (int)nWant;
   rc = indexReserve(s, nEf, pCol->nByte);
-  if (rc == SQLITE_OK &&
-      colvecHnswSearchReserve(s->pSearch, (uint32_t)h->nRow, nEf) != COLVEC_OK) {
+  if (rc == SQLITE_OK && colvecHnswSearchReserve(s->pSearch, (uint32_t)h->nRow,
+                                                 nEf) != COLVEC_OK) {
     rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_OK && pIdx->pQuant &&
@@ -623,8 +628,8 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.xPrefetch = indexPrefetch;
   hq.xAccept = aBits ? indexAccept : NULL;
   hq.pCtx = &ctx;
-  rc = colvecHnswSearch(pIdx->pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
-                        s->aDist, &nOut);
+  rc = colvecHnswSearch(pIdx->pGraph, &hq, nEf, (int)nWant, s->pSearch,
+                        s->aNode, s->aDist, &nOut);
   if (ctx.rcRead != SQLITE_OK) {
     /* a vector could not be read: the results would be wrong */
     *pzErr = ctx.zErrRead;

@@ -44,16 +44,15 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
       pVec = pAligned;
     }
     colvecTopkPush(pTopk,
-                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
-                                  pVec, pCol->nDim),
+                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
+                                  pCol->nDim),
                    iRowid, -1);
   }
   if (pStmt) {
     int rc2 = sqlite3_finalize(pStmt);
     if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
       rc = rc2;
-      *pzErr = sqlite3_mprintf("colvec: %s",
-                               sqlite3_errmsg(pStorage->db));
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pStorage->db));
     }
   }
   sqlite3_free(pAligned);

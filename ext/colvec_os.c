@@ -898,7 +898,7 @@ struct ColvecThread {
 #if OS_HAVE_THREADS
   pthread_t tid; /* the POSIX thread */
 #else
-  int iUnused; /* no threads in this build */
+  int iUnused;          /* no threads in this build */
 #endif
 };
 

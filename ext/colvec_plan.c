@@ -10,9 +10,9 @@
 
 /* Operator names, indexed by ColvecPlanOp. */
 static const char *const planOpNames[COLVEC_OP_COUNT] = {
-    "MATCH", "K",  "LIMIT", "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
-    "EQ",    "NE", "LT",    "LE",     "GT",           "GE",      "IS",
-    "ISNOT", "ISNULL", "NOTNULL", "LIKE", "GLOB", "IN"};
+    "MATCH", "K",      "LIMIT",   "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
+    "EQ",    "NE",     "LT",      "LE",     "GT",           "GE",      "IS",
+    "ISNOT", "ISNULL", "NOTNULL", "LIKE",   "GLOB",         "IN"};
 
 /* Name of an operator; "?" for an out-of-range value. */
 const char *colvecPlanOpName(ColvecPlanOp eOp) {
@@ -59,7 +59,8 @@ int colvecPlanEncode(const ColvecPlan *p, char **pz) {
 static int planDecodeArg(const char *z, int n, ColvecPlanArg *pArg) {
   int nName = 0;
   int e;
-  while (nName < n && z[nName] != '@') nName++;
+  while (nName < n && z[nName] != '@')
+    nName++;
   for (e = 0; e < COLVEC_OP_COUNT; e++) {
     if ((int)strlen(planOpNames[e]) == nName &&
         memcmp(planOpNames[e], z, (size_t)nName) == 0) {
@@ -103,10 +104,10 @@ int colvecPlanDecode(const char *z, ColvecPlan *p) {
   }
   while (z[i] == ' ') {
     int iStart = ++i;
-    while (z[i] != 0 && z[i] != ' ') i++;
+    while (z[i] != 0 && z[i] != ' ')
+      i++;
     if (p->nArg >= COLVEC_PLAN_MAX_ARG) return COLVEC_ERROR;
-    if (planDecodeArg(&z[iStart], i - iStart, &p->aArg[p->nArg]) !=
-        COLVEC_OK) {
+    if (planDecodeArg(&z[iStart], i - iStart, &p->aArg[p->nArg]) != COLVEC_OK) {
       return COLVEC_ERROR;
     }
     p->nArg++;

@@ -121,10 +121,10 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecColumnView rowidView;
   const ColvecColumnView *pView;
-  ColvecScalar aOne[1];       /* the value of a non-IN filter */
-  char *azOne[1] = {NULL};    /* its copied bytes */
-  ColvecScalar *aVal = aOne;  /* values (an IN list's on the heap) */
-  char **azCopy = azOne;      /* their copied bytes */
+  ColvecScalar aOne[1];      /* the value of a non-IN filter */
+  char *azOne[1] = {NULL};   /* its copied bytes */
+  ColvecScalar *aVal = aOne; /* values (an IN list's on the heap) */
+  char **azCopy = azOne;     /* their copied bytes */
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
   if (iCol == COLVEC_PLAN_ROWID) {
@@ -151,8 +151,8 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
          rc = sqlite3_vtab_in_next(pArg, &pVal)) {
       if (nVal == nAlloc) {
         int nNew = nAlloc ? nAlloc * 2 : 64;
-        ColvecScalar *aNew =
-            sqlite3_realloc64(aVal, sizeof(ColvecScalar) * (sqlite3_uint64)nNew);
+        ColvecScalar *aNew = sqlite3_realloc64(aVal, sizeof(ColvecScalar) *
+                                                         (sqlite3_uint64)nNew);
         char **azNew = aNew ? sqlite3_realloc64(
                                   azCopy, sizeof(char *) * (sqlite3_uint64)nNew)
                             : NULL;
@@ -187,7 +187,8 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else if (rc == SCAN_KEEP_ALL) {
     rc = SQLITE_OK;
   }
-  for (i = 0; i < nVal; i++) sqlite3_free(azCopy[i]);
+  for (i = 0; i < nVal; i++)
+    sqlite3_free(azCopy[i]);
   if (aVal != aOne) { /* an IN list's arrays (NULL when it was empty) */
     sqlite3_free(aVal);
     sqlite3_free(azCopy);

@@ -438,7 +438,8 @@ static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
 }
 
 /*
-** Creates the file zTmpPath (removing whatever has its name first), which must end in ".tmp", to
+** Creates the file zTmpPath (removing whatever has its name first), which must
+*end in ".tmp", to
 ** write a segment that finish renames to zTmpPath without ".tmp".
 ** fingerprint goes into the header unchanged. On success *ppWriter must be
 ** passed to colvecSegWriterFinish() or colvecSegWriterAbort(), which free

@@ -13,7 +13,8 @@
 
 /* Path of segment iSegid in folder zDir, with suffix zSuffix. */
 char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
-  return sqlite3_mprintf("%s" COLVEC_OS_SEP "%06lld.seg%s", zDir, (long long)iSegid, zSuffix);
+  return sqlite3_mprintf("%s" COLVEC_OS_SEP "%06lld.seg%s", zDir,
+                         (long long)iSegid, zSuffix);
 }
 
 /* Frees one handle and closes its file (its last reference is gone). */
@@ -21,7 +22,8 @@ static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h) {
     int i;
     if (h->apOwned) {
-      for (i = 0; i < pC->nCol * 3; i++) sqlite3_free(h->apOwned[i]);
+      for (i = 0; i < pC->nCol * 3; i++)
+        sqlite3_free(h->apOwned[i]);
     }
     sqlite3_free(h->apOwned);
     sqlite3_free(h->aView);
@@ -56,7 +58,8 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
 ** one or more digits, then ".seg" or ".seg.tmp". */
 static int segIsSegmentName(const char *z) {
   const char *zEnd = z;
-  while (*zEnd >= '0' && *zEnd <= '9') zEnd++;
+  while (*zEnd >= '0' && *zEnd <= '9')
+    zEnd++;
   if (zEnd == z) return 0;
   return strcmp(zEnd, ".seg") == 0 || strcmp(zEnd, ".seg.tmp") == 0;
 }
@@ -161,8 +164,8 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     }
   }
   if (rc == SQLITE_OK && *pzFolder == NULL) {
-    *pzErr = sqlite3_mprintf("colvec: cannot find a free folder name in %s",
-                             zRoot);
+    *pzErr =
+        sqlite3_mprintf("colvec: cannot find a free folder name in %s", zRoot);
     rc = SQLITE_CANTOPEN;
   }
   sqlite3_free(zRoot);
@@ -229,7 +232,8 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
 void colvecSegTableClose(ColvecSegTable *p) {
   if (p) {
     int i;
-    for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
+    for (i = 0; i < p->nSeg; i++)
+      colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
     if (p->bTempDir && p->zDir) colvecSegFolderRemove(p->zDir);
     sqlite3_free(p->zDir);
@@ -238,9 +242,7 @@ void colvecSegTableClose(ColvecSegTable *p) {
 }
 
 /* Notes a change made by this connection. */
-void colvecSegTableChanged(ColvecSegTable *p) {
-  p->iLocalGenNow++;
-}
+void colvecSegTableChanged(ColvecSegTable *p) { p->iLocalGenNow++; }
 
 /*
 ** Explains why the file of segment iSegid, which the manifest of the
@@ -274,8 +276,10 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
         iId = iId * 10 + (*z++ - '0');
       }
       if (z == azName[i] || strcmp(z, ".seg") != 0) continue;
-      if (iId >= iNext) nNewer++;
-      else nOlder++;
+      if (iId >= iNext)
+        nNewer++;
+      else
+        nOlder++;
     }
     colvecOsListFree(azName, nName);
   }
@@ -344,31 +348,34 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   if (rc == COLVEC_IOERR && err.iErrno == ENOENT) {
     rc = segMissing(p, iSegid, zPath, pzErr);
   } else if (rc != COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg : "colvec: cannot open segment");
+    *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg
+                                               : "colvec: cannot open segment");
     rc = colvecSegReadRc(rc, err.iErrno);
   } else if (colvecSegHeaderChecksum(h->pSeg) != cksum ||
              (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
              colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
     *pzErr = sqlite3_mprintf(
-        "colvec: segment %s does not match the manifest of table %s",
-        zPath, pC->zName);
+        "colvec: segment %s does not match the manifest of table %s", zPath,
+        pC->zName);
     rc = COLVEC_CORRUPT_VTAB;
   }
   if (rc == SQLITE_OK) {
     h->nRow = nRow;
     pSec = colvecSegFind(h->pSeg, COLVEC_SEG_ROWIDS, 0);
-    h->aView = sqlite3_malloc64(sizeof(ColvecColumnView) * (sqlite3_uint64)pC->nCol);
+    h->aView =
+        sqlite3_malloc64(sizeof(ColvecColumnView) * (sqlite3_uint64)pC->nCol);
     h->abView = sqlite3_malloc64((sqlite3_uint64)pC->nCol);
-    h->apOwned = sqlite3_malloc64(sizeof(void *) * 3 * (sqlite3_uint64)pC->nCol);
+    h->apOwned =
+        sqlite3_malloc64(sizeof(void *) * 3 * (sqlite3_uint64)pC->nCol);
     /* zero what was allocated: segHandleFree walks apOwned */
     if (h->abView) memset(h->abView, 0, (size_t)pC->nCol);
-    if (h->apOwned) memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
+    if (h->apOwned)
+      memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
     if (h->aView == NULL || h->abView == NULL || h->apOwned == NULL) {
       rc = SQLITE_NOMEM;
     }
     if (rc == SQLITE_OK && (pSec == NULL || pSec->nByte != nRow * 8)) {
-      *pzErr = sqlite3_mprintf("colvec: segment %s has no valid rowids",
-                               zPath);
+      *pzErr = sqlite3_mprintf("colvec: segment %s has no valid rowids", zPath);
       rc = COLVEC_CORRUPT_VTAB;
     } else if (rc == SQLITE_OK && nRow > 0) {
       void *pOwned = NULL;
@@ -430,7 +437,8 @@ static int segAddTomb(void *pCtx, sqlite3_int64 iSegid, sqlite3_int64 iRowid) {
 static int segLoadTombs(ColvecSegTable *p, char **pzErr) {
   SegTombs t;
   int i;
-  for (i = 0; i < p->nSeg; i++) p->apSeg[i]->nTomb = 0;
+  for (i = 0; i < p->nSeg; i++)
+    p->apSeg[i]->nTomb = 0;
   t.p = p;
   t.iSeg = 0;
   return colvecStorageTombScan(p->pStorage, segAddTomb, &t, pzErr);
@@ -493,7 +501,8 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   memset(&r, 0, sizeof(r));
   r.p = p;
   rc = colvecStorageManifestScan(p->pStorage, segAddSeg, &r, pzErr);
-  for (i = 0; i < p->nSeg; i++) colvecSegHandleUnref(pC, p->apSeg[i]);
+  for (i = 0; i < p->nSeg; i++)
+    colvecSegHandleUnref(pC, p->apSeg[i]);
   sqlite3_free(p->apSeg);
   p->apSeg = r.apNew;
   p->nSeg = r.nNew;
@@ -510,8 +519,10 @@ int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v) {
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
     if (a[mid] == v) return mid;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid - 1;
+    if (a[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }
@@ -528,7 +539,8 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
   for (i = p->nSeg - 1; i >= 0; i--) {
     const ColvecSegHandle *h = p->apSeg[i];
     int64_t iRow;
-    if (h->nRow == 0 || iRowid < h->aRowid[0] || iRowid > h->aRowid[h->nRow - 1]) {
+    if (h->nRow == 0 || iRowid < h->aRowid[0] ||
+        iRowid > h->aRowid[h->nRow - 1]) {
       continue;
     }
     iRow = colvecSegSearch(h->aRowid, h->nRow, iRowid);
@@ -581,13 +593,13 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
     memset(pView, 0, sizeof(*pView));
     pView->nRow = h->nRow;
     pView->aNull = colvecSegSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
-                                   &apOwned[2], &nNull, pzErr);
+                                         &apOwned[2], &nNull, pzErr);
     if (*pzErr) return segBytesRc(apOwned[2]);
     switch (pCol->eAttr) {
     case COLVEC_ATTR_INTEGER:
       pView->eStore = COLVEC_STORE_INT64;
-      pView->aInt = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol, &apOwned[0],
-                                    &nByte, pzErr);
+      pView->aInt = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
+                                          &apOwned[0], &nByte, pzErr);
       if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
@@ -595,7 +607,7 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
     case COLVEC_ATTR_REAL:
       pView->eStore = COLVEC_STORE_DOUBLE;
       pView->aReal = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
-                                     &apOwned[0], &nByte, pzErr);
+                                           &apOwned[0], &nByte, pzErr);
       if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aReal == NULL && h->nRow > 0) goto corrupt;
       if (nByte != h->nRow * 8) goto corrupt;
@@ -604,12 +616,12 @@ int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
       pView->eStore = pCol->eAttr == COLVEC_ATTR_TEXT ? COLVEC_STORE_TEXT
                                                       : COLVEC_STORE_BLOB;
       pView->aOff = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
-                                    &apOwned[0], &nByte, pzErr);
+                                          &apOwned[0], &nByte, pzErr);
       if (*pzErr) return segBytesRc(apOwned[0]);
       if (pView->aOff == NULL) goto corrupt;
       nByte = 0;
       pView->aByte = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
-                                     &apOwned[1], &nByte, pzErr);
+                                           &apOwned[1], &nByte, pzErr);
       if (*pzErr) return segBytesRc(apOwned[1]);
       pView->nByte = nByte;
       if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
@@ -663,8 +675,8 @@ const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
   if (aBase) return aBase + iRow * pCol->nByte;
   err.zMsg[0] = 0;
   err.iErrno = 0;
-  rc = colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte,
-                     &err);
+  rc =
+      colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     *pRc = colvecSegReadRc(rc, err.iErrno);
@@ -707,10 +719,10 @@ int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
   default: {
     int64_t iStart = pView->aOff[iRow], iEnd = pView->aOff[iRow + 1];
     if (iStart < 0 || iEnd < iStart || iEnd > pView->nByte) {
-      *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: bad offsets "
-                               "in column %s",
-                               (long long)h->iSegid, p->pConfig->zName,
-                               pCol->zName);
+      *pzErr =
+          sqlite3_mprintf("colvec: segment %lld of table %s: bad offsets "
+                          "in column %s",
+                          (long long)h->iSegid, p->pConfig->zName, pCol->zName);
       return COLVEC_CORRUPT_VTAB;
     }
     if (iEnd == iStart) {
@@ -733,8 +745,8 @@ int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
 }
 
 /* Binds one segment value to a statement parameter; see colvecInt.h. */
-int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
-                  int iCol, sqlite3_stmt *pStmt, int iBind, char **pzErr) {
+int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow, int iCol,
+                  sqlite3_stmt *pStmt, int iBind, char **pzErr) {
   const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
   const ColvecColumnView *pView;
   int rc;
@@ -743,7 +755,8 @@ int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
     const void *pVec;
     if (pBuf == NULL) return SQLITE_NOMEM;
     pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr, &rc);
-    if (pVec) sqlite3_bind_blob(pStmt, iBind, pVec, pCol->nByte, SQLITE_TRANSIENT);
+    if (pVec)
+      sqlite3_bind_blob(pStmt, iBind, pVec, pCol->nByte, SQLITE_TRANSIENT);
     sqlite3_free(pBuf);
     return pVec ? SQLITE_OK : rc;
   }
@@ -765,7 +778,8 @@ int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow,
                                b > a ? (const char *)pView->aByte + a : "",
                                (int)(b - a), SQLITE_TRANSIENT);
     }
-    return sqlite3_bind_blob(pStmt, iBind, b > a ? pView->aByte + a : (const void *)"",
+    return sqlite3_bind_blob(pStmt, iBind,
+                             b > a ? pView->aByte + a : (const void *)"",
                              (int)(b - a), SQLITE_TRANSIENT);
   }
   }

@@ -230,9 +230,8 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
     ** connected again while the statement is prepared) */
     *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
   } else if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
-    *pzErr = sqlite3_mprintf(
-        "colvec: table %s: cannot read %s_config (%s)", pC->zName,
-        pC->zName, sqlite3_errmsg(p->db));
+    *pzErr = sqlite3_mprintf("colvec: table %s: cannot read %s_config (%s)",
+                             pC->zName, pC->zName, sqlite3_errmsg(p->db));
   }
   return rc;
 }
@@ -410,8 +409,7 @@ static void storageBindCell(sqlite3_stmt *pStmt, int iBind,
   } else if (pCell->pVal) {
     sqlite3_bind_value(pStmt, iBind, pCell->pVal);
   } else {
-    sqlite3_bind_blob(pStmt, iBind, pCell->pBlob, pCell->nBlob,
-                      SQLITE_STATIC);
+    sqlite3_bind_blob(pStmt, iBind, pCell->pBlob, pCell->nBlob, SQLITE_STATIC);
   }
 }
 
@@ -540,8 +538,8 @@ int colvecPlanUsesColumn(int mUsed, int iCol) {
 
 /* SQL text of each filter operator, indexed from COLVEC_OP_EQ. */
 static const char *const storageOpSql[] = {
-    "=", "!=", "<", "<=", ">", ">=", "IS", "IS NOT",
-    "IS NULL", "IS NOT NULL", "LIKE", "GLOB", "IN"};
+    "=",      "!=",      "<",           "<=",   ">",    ">=", "IS",
+    "IS NOT", "IS NULL", "IS NOT NULL", "LIKE", "GLOB", "IN"};
 
 /*
 ** Returns 1 when filter argument pArg (value pVal) is left to SQLite rather

@@ -31,8 +31,8 @@ int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
     if (z == NULL) return SQLITE_NOMEM;
     rc = colvecJsonToFloats(z, n, &aVal, &nVal, zErr);
     if (rc == COLVEC_OK) {
-      rc = colvecFloatsToVector(aVal, nVal, pCol->eElem, pCol->nDim, aOut,
-                                zErr);
+      rc =
+          colvecFloatsToVector(aVal, nVal, pCol->eElem, pCol->nDim, aOut, zErr);
     }
     colvecFree(aVal);
     if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;

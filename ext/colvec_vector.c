@@ -90,14 +90,17 @@ int colvecTextToNumber(const char *z, int n, int *peKind, int64_t *piOut,
   *peKind = COLVEC_NUM_NONE;
   *piOut = 0;
   *prOut = 0.0;
-  while (i < n && vectorIsSqlSpace(z[i])) i++;
+  while (i < n && vectorIsSqlSpace(z[i]))
+    i++;
   iStart = i;
   if (i < n && (z[i] == '-' || z[i] == '+')) i++;
-  while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+  while (i < n && z[i] >= '0' && z[i] <= '9')
+    i++, nDigit++;
   if (i < n && z[i] == '.') {
     bInt = 0;
     i++;
-    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nDigit++;
+    while (i < n && z[i] >= '0' && z[i] <= '9')
+      i++, nDigit++;
   }
   if (nDigit == 0) return COLVEC_OK;
   if (i < n && (z[i] == 'e' || z[i] == 'E')) {
@@ -105,11 +108,13 @@ int colvecTextToNumber(const char *z, int n, int *peKind, int64_t *piOut,
     bInt = 0;
     i++;
     if (i < n && (z[i] == '-' || z[i] == '+')) i++;
-    while (i < n && z[i] >= '0' && z[i] <= '9') i++, nExp++;
+    while (i < n && z[i] >= '0' && z[i] <= '9')
+      i++, nExp++;
     if (nExp == 0) return COLVEC_OK;
   }
   iEnd = i;
-  while (i < n && vectorIsSqlSpace(z[i])) i++;
+  while (i < n && vectorIsSqlSpace(z[i]))
+    i++;
   if (i < n) return COLVEC_OK; /* anything else after the number */
   if (bInt) {
     /* an integer literal is an INTEGER when it fits in 64 bits */
@@ -157,19 +162,22 @@ static int vectorScanNumber(const char *z, int n, int i) {
   if (z[i] == '0') {
     i++;
   } else {
-    while (i < n && vectorIsDigit(z[i])) i++;
+    while (i < n && vectorIsDigit(z[i]))
+      i++;
   }
   if (i < n && z[i] == '.') {
     i++;
     iStart = i;
-    while (i < n && vectorIsDigit(z[i])) i++;
+    while (i < n && vectorIsDigit(z[i]))
+      i++;
     if (i == iStart) return -1;
   }
   if (i < n && (z[i] == 'e' || z[i] == 'E')) {
     i++;
     if (i < n && (z[i] == '+' || z[i] == '-')) i++;
     iStart = i;
-    while (i < n && vectorIsDigit(z[i])) i++;
+    while (i < n && vectorIsDigit(z[i]))
+      i++;
     if (i == iStart) return -1;
   }
   return i;
@@ -184,20 +192,23 @@ int colvecJsonToFloats(const char *z, int n, float **paOut, int *pnOut,
 
   *paOut = NULL;
   *pnOut = 0;
-  while (i < n && vectorIsSpace(z[i])) i++;
+  while (i < n && vectorIsSpace(z[i]))
+    i++;
   if (i >= n || z[i] != '[') {
     snprintf(zErr, COLVEC_VECTOR_ERRMAX,
              "malformed JSON: expected '[' at offset %d", i);
     return COLVEC_ERROR;
   }
   i++;
-  while (i < n && vectorIsSpace(z[i])) i++;
+  while (i < n && vectorIsSpace(z[i]))
+    i++;
   if (i < n && z[i] == ']') {
     i++;
   } else {
     for (;;) {
       int iEnd;
-      while (i < n && vectorIsSpace(z[i])) i++;
+      while (i < n && vectorIsSpace(z[i]))
+        i++;
       iEnd = vectorScanNumber(z, n, i);
       if (iEnd < 0 || iEnd - i > VECTOR_MAX_NUMBER) {
         snprintf(zErr, COLVEC_VECTOR_ERRMAX,
@@ -221,7 +232,8 @@ int colvecJsonToFloats(const char *z, int n, float **paOut, int *pnOut,
         aOut[nOut++] = (float)r;
       }
       i = iEnd;
-      while (i < n && vectorIsSpace(z[i])) i++;
+      while (i < n && vectorIsSpace(z[i]))
+        i++;
       if (i < n && z[i] == ',') {
         i++;
         continue;
@@ -236,7 +248,8 @@ int colvecJsonToFloats(const char *z, int n, float **paOut, int *pnOut,
       return COLVEC_ERROR;
     }
   }
-  while (i < n && vectorIsSpace(z[i])) i++;
+  while (i < n && vectorIsSpace(z[i]))
+    i++;
   if (i < n && z[i] != 0) {
     snprintf(zErr, COLVEC_VECTOR_ERRMAX,
              "malformed JSON: unexpected text after ']' at offset %d", i);
@@ -253,8 +266,8 @@ int colvecFloatsToVector(const float *aVal, int nVal, ColvecElem eElem,
                          int nDim, void *aOut, char *zErr) {
   int i;
   if (nVal != nDim) {
-    snprintf(zErr, COLVEC_VECTOR_ERRMAX, "expects %d dimensions, got %d",
-             nDim, nVal);
+    snprintf(zErr, COLVEC_VECTOR_ERRMAX, "expects %d dimensions, got %d", nDim,
+             nVal);
     return COLVEC_ERROR;
   }
   switch (eElem) {

@@ -144,8 +144,8 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
       nBuf += (pTab->pConfig->aCol[i].nByte + 7) & ~7;
     }
     pTab->aRowBuf = sqlite3_malloc64((sqlite3_uint64)nBuf);
-    pTab->aCell =
-        sqlite3_malloc64(sizeof(ColvecCell) * (sqlite3_uint64)pTab->pConfig->nCol);
+    pTab->aCell = sqlite3_malloc64(sizeof(ColvecCell) *
+                                   (sqlite3_uint64)pTab->pConfig->nCol);
     zDecl = colvecConfigDeclareSql(pTab->pConfig);
     if (pTab->aRowBuf == NULL || pTab->aCell == NULL || zDecl == NULL) {
       rc = SQLITE_NOMEM;
@@ -173,8 +173,8 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     }
   }
   if (rc == SQLITE_OK) {
-    rc = colvecStorageOpen(db, pTab->pConfig, bCreate, zFolder,
-                           &pTab->pStorage, pzErr);
+    rc = colvecStorageOpen(db, pTab->pConfig, bCreate, zFolder, &pTab->pStorage,
+                           pzErr);
   }
   if (rc == SQLITE_OK && !bCreate) {
     rc = colvecStorageFolder(pTab->pStorage, &zFolder, pzErr);
@@ -284,8 +284,8 @@ static int vtabFilterOp(unsigned char op) {
 }
 
 /* Names of the hidden KNN parameter columns, indexed by COLVEC_HIDDEN_*. */
-static const char *const vtabHiddenName[] = {
-    "distance", "k", "oversampling", "rescore", "ef", "command"};
+static const char *const vtabHiddenName[] = {"distance", "k",  "oversampling",
+                                             "rescore",  "ef", "command"};
 
 /*
 ** Computes the idxNum used-columns mask (colvec_plan.h) from colUsed.
@@ -296,8 +296,8 @@ static int vtabUsedMask(const ColvecConfig *pC, sqlite3_uint64 colUsed) {
   for (i = 0; i < pC->nCol; i++) {
     int bUsed = i < 63 ? (int)((colUsed >> i) & 1) : (int)(colUsed >> 63);
     if (bUsed) {
-      mUsed |= i < COLVEC_PLAN_USED_HIGH ? (1 << i)
-                                         : (1 << COLVEC_PLAN_USED_HIGH);
+      mUsed |=
+          i < COLVEC_PLAN_USED_HIGH ? (1 << i) : (1 << COLVEC_PLAN_USED_HIGH);
     }
   }
   return mUsed;
@@ -307,8 +307,8 @@ static int vtabUsedMask(const ColvecConfig *pC, sqlite3_uint64 colUsed) {
 ** Appends argument (eOp, iCol) for constraint iCons to the plan and gives
 ** the constraint the next argvIndex.
 */
-static void vtabPlanAdd(ColvecPlan *pPlan, sqlite3_index_info *pInfo,
-                        int iCons, ColvecPlanOp eOp, int iCol, int bOmit) {
+static void vtabPlanAdd(ColvecPlan *pPlan, sqlite3_index_info *pInfo, int iCons,
+                        ColvecPlanOp eOp, int iCol, int bOmit) {
   pPlan->aArg[pPlan->nArg].eOp = eOp;
   pPlan->aArg[pPlan->nArg].iCol = iCol;
   pPlan->nArg++;
@@ -348,7 +348,8 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   char *zIdx = NULL;
 
   memset(&plan, 0, sizeof(plan));
-  for (i = 0; i < COLVEC_HIDDEN_COUNT; i++) aiParam[i] = -1;
+  for (i = 0; i < COLVEC_HIDDEN_COUNT; i++)
+    aiParam[i] = -1;
   for (i = 0; i < pInfo->nConstraint; i++) {
     const struct sqlite3_index_constraint *p = &pInfo->aConstraint[i];
     int iCol = p->iColumn;
@@ -370,8 +371,7 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       if (!p->usable) {
         bMatchUnusable = 1;
       } else if (iMatch >= 0) {
-        vtabSetError(pTab,
-                     sqlite3_mprintf("colvec: only one MATCH per query"));
+        vtabSetError(pTab, sqlite3_mprintf("colvec: only one MATCH per query"));
         return SQLITE_ERROR;
       } else {
         iMatch = i;
@@ -417,10 +417,10 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (bMatchUnusable) return SQLITE_CONSTRAINT;
     for (i = COLVEC_HIDDEN_K; i <= COLVEC_HIDDEN_EF; i++) {
       if (aiParam[i] >= 0) {
-        vtabSetError(pTab, sqlite3_mprintf(
-                               "colvec: %s applies only to a KNN query "
-                               "(<vector column> MATCH ?)",
-                               vtabHiddenName[i]));
+        vtabSetError(pTab,
+                     sqlite3_mprintf("colvec: %s applies only to a KNN query "
+                                     "(<vector column> MATCH ?)",
+                                     vtabHiddenName[i]));
         return SQLITE_ERROR;
       }
     }
@@ -590,11 +590,10 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
   int bInsert, i, rc;
   char *zErr = NULL;
   int eConflictMode = sqlite3_vtab_on_conflict(pTab->db);
-  ColvecConflict eConflict = eConflictMode == SQLITE_REPLACE
-                                 ? COLVEC_CONFLICT_REPLACE
-                             : eConflictMode == SQLITE_IGNORE
-                                 ? COLVEC_CONFLICT_IGNORE
-                                 : COLVEC_CONFLICT_ABORT;
+  ColvecConflict eConflict =
+      eConflictMode == SQLITE_REPLACE  ? COLVEC_CONFLICT_REPLACE
+      : eConflictMode == SQLITE_IGNORE ? COLVEC_CONFLICT_IGNORE
+                                       : COLVEC_CONFLICT_ABORT;
 
   if (argc == 1) {
     char *zErr = NULL;
@@ -607,10 +606,10 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
   if (sqlite3_value_type(argv[2 + pC->nCol + COLVEC_HIDDEN_COMMAND]) !=
       SQLITE_NULL) {
     if (!bInsert) {
-      vtabSetError(pTab, sqlite3_mprintf(
-                             "colvec: commands are run with INSERT INTO "
-                             "%s(%s) VALUES('...')",
-                             pC->zName, pC->zName));
+      vtabSetError(pTab,
+                   sqlite3_mprintf("colvec: commands are run with INSERT INTO "
+                                   "%s(%s) VALUES('...')",
+                                   pC->zName, pC->zName));
       return SQLITE_ERROR;
     }
     return vtabCommand(pTab, argv[2 + pC->nCol + COLVEC_HIDDEN_COMMAND]);
@@ -643,9 +642,8 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
   if (zErr) {
     vtabSetError(pTab, zErr);
   } else if (rc == SQLITE_CONSTRAINT) {
-    vtabSetError(pTab,
-                 sqlite3_mprintf("UNIQUE constraint failed: %s.rowid",
-                                 pC->zName));
+    vtabSetError(
+        pTab, sqlite3_mprintf("UNIQUE constraint failed: %s.rowid", pC->zName));
   }
   return rc;
 }
@@ -655,8 +653,8 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
 ** shadow tables leave sqlite3_last_insert_rowid() as it was; SQLite sets
 ** it to *pRowid after an INSERT (a command returns the value it had).
 */
-static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc,
-                            sqlite3_value **argv, sqlite_int64 *pRowid) {
+static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                            sqlite_int64 *pRowid) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   int rc;
@@ -839,8 +837,7 @@ static int vtabShadowNameMethod(const char *zName) {
 ** is linear in the size of the table.
 */
 static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
-                               const char *zTabName, int mFlags,
-                               char **pzErr) {
+                               const char *zTabName, int mFlags, char **pzErr) {
   char *zErr = NULL;
   int rc = colvecWriteCheck((ColvecVtab *)pVtab, 1, &zErr);
   (void)mFlags;

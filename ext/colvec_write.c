@@ -114,7 +114,8 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
   int rc = colvecWriteFlush(pTab, pzErr);
-  if (rc == SQLITE_OK) rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
+  if (rc == SQLITE_OK)
+    rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
       ((bAll && nDelta > 0) || nDelta > pTab->pConfig->nDeltaRows)) {
     ColvecBatch batch;
@@ -262,18 +263,19 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
   } else {
     iRowid = pTab->iMaxRowid + 1;
   }
-  if (rc == SQLITE_OK) rc = colvecBatchAppend(&pTab->pending, iRowid, pTab->aCell);
+  if (rc == SQLITE_OK)
+    rc = colvecBatchAppend(&pTab->pending, iRowid, pTab->aCell);
   if (rc == SQLITE_OK) {
     if (pTab->bNoRow || iRowid > pTab->iMaxRowid) pTab->iMaxRowid = iRowid;
     pTab->bNoRow = 0;
     *piRowid = iRowid;
     /* rows written already may stay in memory while a savepoint is open:
     ** only the unwritten ones count towards the limit */
-    int64_t nUnwritten = pTab->pending.nByte -
-                         (pTab->pending.nRow > 0
-                              ? (int64_t)((double)pTab->pending.nByte *
-                                          pTab->nFlushed / pTab->pending.nRow)
-                              : 0);
+    int64_t nUnwritten =
+        pTab->pending.nByte -
+        (pTab->pending.nRow > 0 ? (int64_t)((double)pTab->pending.nByte *
+                                            pTab->nFlushed / pTab->pending.nRow)
+                                : 0);
     if (nUnwritten > COLVEC_PENDING_MAX_BYTES) {
       rc = colvecWriteFlush(pTab, pzErr);
     }
@@ -313,7 +315,8 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
     rc = colvecWriteDelete(pTab, iNew, pzErr);
   }
   if (rc == SQLITE_OK) {
-    rc = colvecStorageUpdate(pTab->pStorage, iOld, iNew, pTab->aCell, eConflict);
+    rc =
+        colvecStorageUpdate(pTab->pStorage, iOld, iNew, pTab->aCell, eConflict);
   }
   return rc;
 }
@@ -376,6 +379,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       }
     }
   }
-  if (rc == SQLITE_OK) rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
+  if (rc == SQLITE_OK)
+    rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
   return rc;
 }

@@ -19,7 +19,8 @@
 extern "C" {
 #endif
 
-/* Version of this release, as a string and as MAJOR*1000000+MINOR*1000+PATCH. */
+/* Version of this release, as a string and as MAJOR*1000000+MINOR*1000+PATCH.
+ */
 #define COLVEC_VERSION "0.1.0"
 #define COLVEC_VERSION_NUMBER 1000
 

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define INT_DIM 128     /* dimensions of the test vectors */
-#define INT_ROWS 20000  /* rows of the segment being indexed */
-#define INT_DELAY_MS 200 /* interrupt this long after the statement starts */
+#define INT_DIM 128       /* dimensions of the test vectors */
+#define INT_ROWS 20000    /* rows of the segment being indexed */
+#define INT_DELAY_MS 200  /* interrupt this long after the statement starts */
 #define INT_BOUND_MS 1000 /* the statement must end this soon after it */
 
 /* Milliseconds on the monotonic clock. */
@@ -62,8 +62,7 @@ static void *intTimerMain(void *p) {
 ** Returns the statement's result code; *prLatency is the time from the
 ** interrupt to the statement's end (negative when it ended before).
 */
-static int intRunInterrupted(sqlite3 *db, const char *zSql,
-                             double *prLatency) {
+static int intRunInterrupted(sqlite3 *db, const char *zSql, double *prLatency) {
   IntTimer t;
   pthread_t th;
   int rc;
@@ -255,9 +254,8 @@ START_TEST(test_optimize_merge) {
     n += 2000;
   }
   ck_assert_int_eq(intCountFiles(zDir), 3);
-  rc = intRunInterrupted(db,
-                         "BEGIN; INSERT INTO t(t) VALUES ('optimize'); COMMIT",
-                         &rLatency);
+  rc = intRunInterrupted(
+      db, "BEGIN; INSERT INTO t(t) VALUES ('optimize'); COMMIT", &rLatency);
   printf("optimize merging 3 x 2000 rows: rc %d, interrupt answered after "
          "%.1f ms\n",
          rc, rLatency);

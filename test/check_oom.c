@@ -116,8 +116,8 @@ static int oomDisarm(void) {
 /* A growable libc string (never allocated through SQLite). */
 typedef struct OomBuf OomBuf;
 struct OomBuf {
-  char *z;  /* NUL-terminated text, or NULL when empty */
-  size_t n; /* bytes used, without the NUL */
+  char *z;       /* NUL-terminated text, or NULL when empty */
+  size_t n;      /* bytes used, without the NUL */
   size_t nAlloc; /* bytes allocated */
 };
 
@@ -165,18 +165,18 @@ static uint64_t oomBufHash(const OomBuf *p) {
 /* One script: steps run in order, and what to check. */
 typedef struct OomScript OomScript;
 struct OomScript {
-  const char *zName;             /* for messages */
-  int bVtab;                     /* creates colvec table t */
-  int nStep;                     /* entries of azStep */
-  char *azStep[OOM_MAX_STEP];    /* SQL of each step (malloc'd) */
-  uint64_t aOut[OOM_MAX_STEP];   /* reference output hash of each step */
+  const char *zName;                 /* for messages */
+  int bVtab;                         /* creates colvec table t */
+  int nStep;                         /* entries of azStep */
+  char *azStep[OOM_MAX_STEP];        /* SQL of each step (malloc'd) */
+  uint64_t aOut[OOM_MAX_STEP];       /* reference output hash of each step */
   uint64_t aState[OOM_MAX_STEP + 1]; /* table hash before step i; [nStep] end */
-  long long nAllocRef;           /* allocations of the reference run */
-  int nWindow;                   /* N values tried one by one at each
-                                 ** statement start (0: OOM_WINDOW) */
-  int nPin;                      /* entries of aPin */
-  int aPin[4];                   /* extra N values always tried (bugs found) */
-  int nBound;                    /* entries of aBound */
+  long long nAllocRef;               /* allocations of the reference run */
+  int nWindow;                       /* N values tried one by one at each
+                                     ** statement start (0: OOM_WINDOW) */
+  int nPin;                          /* entries of aPin */
+  int aPin[4]; /* extra N values always tried (bugs found) */
+  int nBound;  /* entries of aBound */
   long long aBound[OOM_MAX_BOUND]; /* allocation count at each statement */
 };
 
@@ -208,7 +208,8 @@ static void oomHexVec(char *zOut, const float *a, int n) {
   for (i = 0; i < n; i++) {
     unsigned char aB[4];
     memcpy(aB, &a[i], 4); /* x86-64 and arm64 are little-endian */
-    for (j = 0; j < 4; j++) z += sprintf(z, "%02x", aB[j]);
+    for (j = 0; j < 4; j++)
+      z += sprintf(z, "%02x", aB[j]);
   }
   sprintf(z, "'");
 }
@@ -264,22 +265,29 @@ static void oomScript1(OomScript *p) {
   }
   oomBufAppend(&b, "COMMIT;");
   oomAddStep(p, b.z);
-  oomAddStep(p, oomStrdupf(
-      "INSERT INTO t(rowid, e, tag, n) VALUES (101, '[1,1,1,1]', 'a', 7),"
-      " (102, '[2,2,2,2]', 'b', 8), (103, '[0,0,0,-3]', 'a', 9)"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, tag, distance FROM t WHERE e MATCH '[1, 0.5, 2, -4]' "
-      "AND k = 5 AND tag = 'a'"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "INSERT INTO t(rowid, e, tag, n) VALUES (101, '[1,1,1,1]', 'a', 7),"
+          " (102, '[2,2,2,2]', 'b', 8), (103, '[0,0,0,-3]', 'a', 9)"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "SELECT rowid, tag, distance FROM t WHERE e MATCH '[1, 0.5, 2, -4]' "
+          "AND k = 5 AND tag = 'a'"));
   oomAddStep(p, oomStrdupf("UPDATE t SET e = '[9, 9, 9, 9]' WHERE rowid = 3"));
-  oomAddStep(p, oomStrdupf(
-      "UPDATE t SET e = x'0000803f0000004000004040000080c0', n = 70 "
-      "WHERE rowid = 101"));
+  oomAddStep(
+      p,
+      oomStrdupf("UPDATE t SET e = x'0000803f0000004000004040000080c0', n = 70 "
+                 "WHERE rowid = 101"));
   oomAddStep(p, oomStrdupf("DELETE FROM t WHERE rowid IN (5, 102)"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, n FROM t WHERE n > 30 AND tag = 'b' ORDER BY rowid"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "SELECT rowid, n FROM t WHERE n > 30 AND tag = 'b' ORDER BY rowid"));
   oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('optimize')"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, distance FROM t WHERE e MATCH '[9, 9, 9, 8]' AND k = 8"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, distance FROM t WHERE e MATCH '[9, "
+                           "9, 9, 8]' AND k = 8"));
 }
 
 /*
@@ -290,37 +298,40 @@ static void oomScript2(OomScript *p) {
   memset(p, 0, sizeof(*p));
   p->zName = "script2";
   p->bVtab = 1;
-  oomAddStep(p, oomStrdupf(
-      "CREATE VIRTUAL TABLE t USING colvec(e float[8] m=8 ef_construction=32, "
-      "tag text)"));
-  oomAddStep(p, oomStrdupf(
-      "BEGIN;"
-      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "
-      "WHERE i < 3000) "
-      "INSERT INTO t(rowid, e, tag) SELECT i, printf("
-      "'[%%d,%%d,%%d,%%d,%%d,%%d,%%d,%%d]', i %% 97, (i * 7) %% 89, "
-      "(i * 13) %% 83, (i * 17) %% 79, (i * 19) %% 73, (i * 23) %% 71, "
-      "(i * 29) %% 67, (i * 31) %% 61), CASE WHEN i %% 3 = 0 THEN 'x' ELSE "
-      "'y' END FROM s;"
-      "COMMIT;"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, distance FROM t WHERE e MATCH "
-      "'[10, 20, 30, 40, 30, 20, 10, 5]' AND k = 10"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, distance FROM t WHERE e MATCH "
-      "'[50, 2, 60, 4, 70, 6, 3, 1]' AND k = 5 AND tag = 'x'"));
+  oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec(e float[8] m=8 "
+                           "ef_construction=32, "
+                           "tag text)"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "BEGIN;"
+          "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "
+          "WHERE i < 3000) "
+          "INSERT INTO t(rowid, e, tag) SELECT i, printf("
+          "'[%%d,%%d,%%d,%%d,%%d,%%d,%%d,%%d]', i %% 97, (i * 7) %% 89, "
+          "(i * 13) %% 83, (i * 17) %% 79, (i * 19) %% 73, (i * 23) %% 71, "
+          "(i * 29) %% 67, (i * 31) %% 61), CASE WHEN i %% 3 = 0 THEN 'x' ELSE "
+          "'y' END FROM s;"
+          "COMMIT;"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, distance FROM t WHERE e MATCH "
+                           "'[10, 20, 30, 40, 30, 20, 10, 5]' AND k = 10"));
+  oomAddStep(
+      p, oomStrdupf("SELECT rowid, distance FROM t WHERE e MATCH "
+                    "'[50, 2, 60, 4, 70, 6, 3, 1]' AND k = 5 AND tag = 'x'"));
   /* the graph search with explicit oversampling, ef and rescore (on and
   ** off: off reports the code estimates), then a rowid range filter; one
   ** statement, so that it adds one window of N values to the slow runs */
-  oomAddStep(p, oomStrdupf(
-      "SELECT 1, rowid, distance FROM t WHERE e MATCH "
-      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND oversampling = 4 "
-      "AND ef = 40 AND rescore = 1 UNION ALL "
-      "SELECT 2, rowid, distance FROM t WHERE e MATCH "
-      "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND rescore = 0 UNION ALL "
-      "SELECT 3, rowid, distance FROM t WHERE e MATCH "
-      "'[90, 1, 80, 2, 70, 3, 60, 4]' AND k = 4 AND rescore = 1 "
-      "AND rowid BETWEEN 100 AND 2500 AND tag != 'x'"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "SELECT 1, rowid, distance FROM t WHERE e MATCH "
+          "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND oversampling = 4 "
+          "AND ef = 40 AND rescore = 1 UNION ALL "
+          "SELECT 2, rowid, distance FROM t WHERE e MATCH "
+          "'[3, 30, 3, 30, 3, 30, 3, 30]' AND k = 6 AND rescore = 0 UNION ALL "
+          "SELECT 3, rowid, distance FROM t WHERE e MATCH "
+          "'[90, 1, 80, 2, 70, 3, 60, 4]' AND k = 4 AND rescore = 1 "
+          "AND rowid BETWEEN 100 AND 2500 AND tag != 'x'"));
 }
 
 /*
@@ -342,46 +353,55 @@ static void oomScript4(OomScript *p) {
                            "e float[4], tag text, n integer, delta_rows=4)"));
   for (i = 0; i < 4; i++) {
     int j = 4 * i + 1;
-    oomAddStep(p, oomStrdupf(
-        "INSERT INTO t(rowid, e, tag, n) VALUES"
-        " (%d, '[%d, 1, 0, 2]', 'a', %d), (%d, '[%d, 0, 1, 2]', 'b', %d),"
-        " (%d, '[%d, 2, 2, 0]', 'c', %d), (%d, '[%d, 1, 1, 1]', 'a', %d)",
-        j, j, j, j + 1, j + 1, j + 1, j + 2, j + 2, j + 2, j + 3, j + 3,
-        j + 3));
+    oomAddStep(
+        p,
+        oomStrdupf(
+            "INSERT INTO t(rowid, e, tag, n) VALUES"
+            " (%d, '[%d, 1, 0, 2]', 'a', %d), (%d, '[%d, 0, 1, 2]', 'b', %d),"
+            " (%d, '[%d, 2, 2, 0]', 'c', %d), (%d, '[%d, 1, 1, 1]', 'a', %d)",
+            j, j, j, j + 1, j + 1, j + 1, j + 2, j + 2, j + 2, j + 3, j + 3,
+            j + 3));
   }
-  oomAddStep(p, oomStrdupf(
-      "SAVEPOINT a;"
-      "INSERT INTO t(rowid, e, tag, n) VALUES (40, '[4, 4, 4, 4]', 'b', 40),"
-      " (41, '[4, 1, 4, 1]', 'c', 41);"
-      "UPDATE t SET rowid = 50 WHERE rowid = 2;"
-      "ROLLBACK TO a;"
-      "UPDATE t SET rowid = 60 WHERE rowid = 3;"
-      "INSERT INTO t(rowid, e, tag, n) VALUES (42, '[0, 0, 0, 9]', 'c', 42);"
-      "RELEASE a"));
-  oomAddStep(p, oomStrdupf(
-      "UPDATE t SET rowid = rowid + 100 WHERE rowid IN (5, 9)"));
-  oomAddStep(p, oomStrdupf(
-      "UPDATE t SET rowid = 70, e = '[7, 7, 0, 0]' WHERE rowid = 42"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, tag, distance FROM t WHERE e MATCH '[6, 1, 1, 1]' "
-      "AND k = 5 AND rescore = 1 AND oversampling = 3 AND ef = 8 "
-      "AND n >= 3 AND rowid != 4 AND tag IN ('a', 'c')"));
+  oomAddStep(p, oomStrdupf("SAVEPOINT a;"
+                           "INSERT INTO t(rowid, e, tag, n) VALUES (40, '[4, "
+                           "4, 4, 4]', 'b', 40),"
+                           " (41, '[4, 1, 4, 1]', 'c', 41);"
+                           "UPDATE t SET rowid = 50 WHERE rowid = 2;"
+                           "ROLLBACK TO a;"
+                           "UPDATE t SET rowid = 60 WHERE rowid = 3;"
+                           "INSERT INTO t(rowid, e, tag, n) VALUES (42, '[0, "
+                           "0, 0, 9]', 'c', 42);"
+                           "RELEASE a"));
+  oomAddStep(
+      p, oomStrdupf("UPDATE t SET rowid = rowid + 100 WHERE rowid IN (5, 9)"));
+  oomAddStep(
+      p, oomStrdupf(
+             "UPDATE t SET rowid = 70, e = '[7, 7, 0, 0]' WHERE rowid = 42"));
+  oomAddStep(
+      p, oomStrdupf(
+             "SELECT rowid, tag, distance FROM t WHERE e MATCH '[6, 1, 1, 1]' "
+             "AND k = 5 AND rescore = 1 AND oversampling = 3 AND ef = 8 "
+             "AND n >= 3 AND rowid != 4 AND tag IN ('a', 'c')"));
   oomAddStep(p, oomStrdupf("DELETE FROM t WHERE n < 12 AND rowid < 100"));
-  oomAddStep(p, oomStrdupf(
-      "BEGIN;"
-      "SAVEPOINT s;"
-      "INSERT INTO t(rowid, e, tag, n) VALUES (80, '[8, 0, 0, 0]', 'a', 80),"
-      " (81, '[8, 1, 0, 0]', 'b', 81), (82, '[8, 2, 0, 0]', 'c', 82),"
-      " (83, '[8, 3, 0, 0]', 'a', 83), (84, '[8, 4, 0, 0]', 'b', 84);"
-      "SELECT count(*) FROM t;"
-      "ROLLBACK TO s;"
-      "INSERT INTO t(rowid, e, tag, n) VALUES (90, '[9, 0, 0, 0]', 'a', 90),"
-      " (91, '[9, 1, 0, 0]', 'b', 91), (92, '[9, 2, 0, 0]', 'c', 92),"
-      " (93, '[9, 3, 0, 0]', 'a', 93);"
-      "COMMIT"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT rowid, n, distance FROM t WHERE e MATCH '[9, 1, 1, 0]' "
-      "AND k = 6 AND tag != 'b'"));
+  oomAddStep(
+      p, oomStrdupf(
+             "BEGIN;"
+             "SAVEPOINT s;"
+             "INSERT INTO t(rowid, e, tag, n) VALUES (80, '[8, 0, 0, 0]', 'a', "
+             "80),"
+             " (81, '[8, 1, 0, 0]', 'b', 81), (82, '[8, 2, 0, 0]', 'c', 82),"
+             " (83, '[8, 3, 0, 0]', 'a', 83), (84, '[8, 4, 0, 0]', 'b', 84);"
+             "SELECT count(*) FROM t;"
+             "ROLLBACK TO s;"
+             "INSERT INTO t(rowid, e, tag, n) VALUES (90, '[9, 0, 0, 0]', 'a', "
+             "90),"
+             " (91, '[9, 1, 0, 0]', 'b', 91), (92, '[9, 2, 0, 0]', 'c', 92),"
+             " (93, '[9, 3, 0, 0]', 'a', 93);"
+             "COMMIT"));
+  oomAddStep(
+      p, oomStrdupf(
+             "SELECT rowid, n, distance FROM t WHERE e MATCH '[9, 1, 1, 0]' "
+             "AND k = 6 AND tag != 'b'"));
 }
 
 /* Script 3: the scalar functions (no table). */
@@ -393,28 +413,33 @@ static void oomScript3(OomScript *p) {
   ** colvec_from_json; always tried, see script1's pins. */
   p->nPin = 1;
   p->aPin[0] = 835;
-  oomAddStep(p, oomStrdupf(
-      "SELECT colvec_distance_l2('[1, 2, 3, 4]', "
-      "x'0000803f0000004000004040000080c0')"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT colvec_to_json(x'0000803f000000c00000003f00004040')"));
+  oomAddStep(p, oomStrdupf("SELECT colvec_distance_l2('[1, 2, 3, 4]', "
+                           "x'0000803f0000004000004040000080c0')"));
+  oomAddStep(
+      p,
+      oomStrdupf("SELECT colvec_to_json(x'0000803f000000c00000003f00004040')"));
   oomAddStep(p, oomStrdupf("SELECT hex(colvec_from_json('[1, -2, 0.5, 3]'))"));
-  oomAddStep(p, oomStrdupf(
-      "SELECT colvec_to_json(colvec_from_json('[0.1, 2, -3.5e2, 1e-7]')), "
-      "colvec_distance_cosine('[1,0,0,0]', '[0,5,0,0]'), "
-      "colvec_distance_dot('[1,2,3,4]', '[4,5,6,7]')"));
-  oomAddStep(p, oomStrdupf(
-      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "
-      "WHERE i < 50) SELECT sum(colvec_distance_l2(colvec_from_json("
-      "printf('[%%d, 1, 2, 3]', i)), '[0, 1, 2, 3]')), "
-      "group_concat(colvec_to_json(colvec_from_json(printf('[%%d]', i)))) "
-      "FROM s"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "SELECT colvec_to_json(colvec_from_json('[0.1, 2, -3.5e2, 1e-7]')), "
+          "colvec_distance_cosine('[1,0,0,0]', '[0,5,0,0]'), "
+          "colvec_distance_dot('[1,2,3,4]', '[4,5,6,7]')"));
+  oomAddStep(
+      p,
+      oomStrdupf(
+          "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "
+          "WHERE i < 50) SELECT sum(colvec_distance_l2(colvec_from_json("
+          "printf('[%%d, 1, 2, 3]', i)), '[0, 1, 2, 3]')), "
+          "group_concat(colvec_to_json(colvec_from_json(printf('[%%d]', i)))) "
+          "FROM s"));
 }
 
 /* Frees the steps of p. */
 static void oomScriptFree(OomScript *p) {
   int i;
-  for (i = 0; i < p->nStep; i++) free(p->azStep[i]);
+  for (i = 0; i < p->nStep; i++)
+    free(p->azStep[i]);
   p->nStep = 0;
 }
 
@@ -423,29 +448,30 @@ static void oomScriptFree(OomScript *p) {
 /* Appends value v of column i to pOut in a fixed text form. */
 static void oomAppendValue(OomBuf *pOut, sqlite3_stmt *pStmt, int i) {
   switch (sqlite3_column_type(pStmt, i)) {
-    case SQLITE_INTEGER:
-      oomBufAppend(pOut, "%lld|", (long long)sqlite3_column_int64(pStmt, i));
-      break;
-    case SQLITE_FLOAT:
-      oomBufAppend(pOut, "%.9g|", sqlite3_column_double(pStmt, i));
-      break;
-    case SQLITE_TEXT:
-      oomBufAppend(pOut, "'%s'|", (const char *)sqlite3_column_text(pStmt, i));
-      break;
-    case SQLITE_BLOB: {
-      const unsigned char *a = sqlite3_column_blob(pStmt, i);
-      int n = sqlite3_column_bytes(pStmt, i), j;
-      char *zHex = malloc((size_t)n * 2 + 1);
-      if (zHex == NULL) abort();
-      for (j = 0; j < n; j++) sprintf(zHex + 2 * j, "%02x", a[j]);
-      zHex[2 * n] = 0;
-      oomBufAppend(pOut, "x%s|", zHex);
-      free(zHex);
-      break;
-    }
-    default:
-      oomBufAppend(pOut, "NULL|");
-      break;
+  case SQLITE_INTEGER:
+    oomBufAppend(pOut, "%lld|", (long long)sqlite3_column_int64(pStmt, i));
+    break;
+  case SQLITE_FLOAT:
+    oomBufAppend(pOut, "%.9g|", sqlite3_column_double(pStmt, i));
+    break;
+  case SQLITE_TEXT:
+    oomBufAppend(pOut, "'%s'|", (const char *)sqlite3_column_text(pStmt, i));
+    break;
+  case SQLITE_BLOB: {
+    const unsigned char *a = sqlite3_column_blob(pStmt, i);
+    int n = sqlite3_column_bytes(pStmt, i), j;
+    char *zHex = malloc((size_t)n * 2 + 1);
+    if (zHex == NULL) abort();
+    for (j = 0; j < n; j++)
+      sprintf(zHex + 2 * j, "%02x", a[j]);
+    zHex[2 * n] = 0;
+    oomBufAppend(pOut, "x%s|", zHex);
+    free(zHex);
+    break;
+  }
+  default:
+    oomBufAppend(pOut, "NULL|");
+    break;
   }
 }
 
@@ -471,7 +497,8 @@ static int oomExec(sqlite3 *db, const char *zSql, OomBuf *pOut, char *zErr,
     if (rc == SQLITE_OK && pStmt) {
       int nCol = sqlite3_column_count(pStmt), i;
       while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        for (i = 0; i < nCol; i++) oomAppendValue(pOut, pStmt, i);
+        for (i = 0; i < nCol; i++)
+          oomAppendValue(pOut, pStmt, i);
         oomBufAppend(pOut, "\n");
         if (sqlite3_errcode(db) == SQLITE_NOMEM) break;
       }
@@ -729,8 +756,8 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
              bBad ? 'E' : 'N', N, iFail, rcFail, zErr);
     }
     if (nFired == 0) {
-      oomSay(fd, "E N=%d step %d failed without an injected fault: rc=%d %s",
-             N, iFail, rcFail, zErr);
+      oomSay(fd, "E N=%d step %d failed without an injected fault: rc=%d %s", N,
+             iFail, rcFail, zErr);
     }
     if (!sqlite3_get_autocommit(db)) {
       sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -742,8 +769,8 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
     rc = oomExec(db, "INSERT INTO t(t) VALUES('integrity-check')", &out, zErr,
                  sizeof(zErr));
     if (rc != SQLITE_OK) {
-      oomSay(fd, "E N=%d after step %d: integrity-check rc=%d %s", N, iFail,
-             rc, zErr);
+      oomSay(fd, "E N=%d after step %d: integrity-check rc=%d %s", N, iFail, rc,
+             zErr);
     }
     oomBufReset(&out);
   }
@@ -760,8 +787,10 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
   } else if (h == p->aState[iFail + 1]) {
     iResume = iFail + 1;
   } else {
-    oomSay(fd, "E N=%d step %d (rc=%d): table is neither the state before "
-           "nor after it", N, iFail, rcFail);
+    oomSay(fd,
+           "E N=%d step %d (rc=%d): table is neither the state before "
+           "nor after it",
+           N, iFail, rcFail);
   }
   /* Recovery: the rest of the script must run to the reference end. */
   for (i = iResume; i < p->nStep; i++) {
@@ -774,8 +803,8 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
       break;
     }
     if (oomBufHash(&out) != p->aOut[i]) {
-      oomSay(fd, "E N=%d resume after step %d: step %d wrong result", N,
-             iFail, i);
+      oomSay(fd, "E N=%d resume after step %d: step %d wrong result", N, iFail,
+             i);
     }
     oomBufReset(&out);
     if (i == p->nStep - 1 && oomStateHash(db, p, &rc) != p->aState[p->nStep]) {
@@ -786,8 +815,10 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
   if (rc != SQLITE_OK) {
     oomSay(fd, "E N=%d sqlite3_close rc=%d", N, rc);
   } else if (sqlite3_memory_used() != nMem0) {
-    oomSay(fd, "E N=%d leak: %lld bytes still allocated after close (failing "
-           "step %d)", N, (long long)(sqlite3_memory_used() - nMem0), iFail);
+    oomSay(fd,
+           "E N=%d leak: %lld bytes still allocated after close (failing "
+           "step %d)",
+           N, (long long)(sqlite3_memory_used() - nMem0), iFail);
   }
   oomSay(fd, "F %d", nFired);
 }
@@ -795,11 +826,11 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
 /* Counters of one script's loop. */
 typedef struct OomTally OomTally;
 struct OomTally {
-  int nRun;      /* N values tried */
-  int nProblem;  /* problem lines */
-  int nNote;     /* note lines */
-  int nCrash;    /* children killed by a signal */
-  int nLastN;    /* last N tried */
+  int nRun;     /* N values tried */
+  int nProblem; /* problem lines */
+  int nNote;    /* note lines */
+  int nCrash;   /* children killed by a signal */
+  int nLastN;   /* last N tried */
 };
 
 /*
@@ -894,8 +925,8 @@ static void oomLoop(OomScript *p, int bPersist, int nDense, int nGrowth) {
     /* Reproduction mode: only the given N. */
     oomRun(p, atoi(getenv("COLVEC_OOM_N")), bPersist, &t);
     oomScriptFree(p);
-    ck_assert_msg(t.nProblem == 0, "%s N=%s: %d problems, see stderr",
-                  p->zName, getenv("COLVEC_OOM_N"), t.nProblem);
+    ck_assert_msg(t.nProblem == 0, "%s N=%s: %d problems, see stderr", p->zName,
+                  getenv("COLVEC_OOM_N"), t.nProblem);
     return;
   }
   for (;;) {
@@ -912,7 +943,8 @@ static void oomLoop(OomScript *p, int bPersist, int nDense, int nGrowth) {
   {
     int i;
     fprintf(stderr, "%s statement starts (allocation count):", p->zName);
-    for (i = 0; i < p->nBound; i++) fprintf(stderr, " %lld", p->aBound[i]);
+    for (i = 0; i < p->nBound; i++)
+      fprintf(stderr, " %lld", p->aBound[i]);
     fprintf(stderr, "\n");
   }
   fprintf(stderr,

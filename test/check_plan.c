@@ -43,9 +43,8 @@ static void tpExpectSame(const ColvecPlan *a, const ColvecPlan *b,
   for (i = 0; i < a->nArg; i++) {
     ck_assert_msg(a->aArg[i].eOp == b->aArg[i].eOp &&
                       a->aArg[i].iCol == b->aArg[i].iCol,
-                  "'%s': arg %d is (%d,%d), want (%d,%d)", z, i,
-                  b->aArg[i].eOp, b->aArg[i].iCol, a->aArg[i].eOp,
-                  a->aArg[i].iCol);
+                  "'%s': arg %d is (%d,%d), want (%d,%d)", z, i, b->aArg[i].eOp,
+                  b->aArg[i].iCol, a->aArg[i].eOp, a->aArg[i].iCol);
   }
 }
 
@@ -67,9 +66,9 @@ static void tpRoundTrip(const ColvecPlan *p, const char *zWant) {
 /* Operator names and which operators take a column. */
 START_TEST(test_op_names) {
   static const char *const azWant[COLVEC_OP_COUNT] = {
-      "MATCH", "K",  "LIMIT", "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
-      "EQ",    "NE", "LT",    "LE",     "GT",           "GE",      "IS",
-      "ISNOT", "ISNULL", "NOTNULL", "LIKE", "GLOB", "IN"};
+      "MATCH", "K",      "LIMIT",   "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
+      "EQ",    "NE",     "LT",      "LE",     "GT",           "GE",      "IS",
+      "ISNOT", "ISNULL", "NOTNULL", "LIKE",   "GLOB",         "IN"};
   int e;
   for (e = 0; e < COLVEC_OP_COUNT; e++) {
     ck_assert_str_eq(colvecPlanOpName((ColvecPlanOp)e), azWant[e]);
@@ -166,9 +165,8 @@ END_TEST
 
 /* Random plans decode to what was encoded. */
 START_TEST(test_roundtrip_random) {
-  static const int aiBigCol[] = {0,     1,     29,    30,    31,
-                                 999,   32767, 65535, 65536, 99999,
-                                 100000};
+  static const int aiBigCol[] = {0,     1,     29,    30,    31,    999,
+                                 32767, 65535, 65536, 99999, 100000};
   int iRound;
   for (iRound = 0; iRound < 5000; iRound++) {
     ColvecPlan p;
@@ -237,17 +235,45 @@ END_TEST
 
 /* Malformed strings are refused. */
 START_TEST(test_decode_malformed) {
-  static const char *const azBad[] = {
-      "",           "knnx",        "scanx",       "KNN",
-      " knn",       "kn",          "knn  K",      "knn K@1",
-      "knn K@",     "knn K@r",     "knn EQ",      "knn EQ@",
-      "knn EQ@x",   "knn EQ@r1",   "knn EQ@rr",   "knn EQ@-1",
-      "knn EQ@1x",  "knn EQ@@1",   "knn EQ@ 1",   "knn @1",
-      "knn FOO@1",  "knn FOO",     "knn eq@1",    "knn MATCH",
-      "knn K ",     "scan EQ@1 ",  "knn ",        "knn\tK",
-      "knn K\t",    "knn K\n",     "scan EQ@1,GE@2", "knn EQ@99999999999",
-      "knn EQ@2147483648", "knn EQ@4294967297", "knn EQ@100000000",
-      "knn MATCH@0 K EQ@1 GE@", "knn ISNULL", "knn INN@1", "knn KK"};
+  static const char *const azBad[] = {"",
+                                      "knnx",
+                                      "scanx",
+                                      "KNN",
+                                      " knn",
+                                      "kn",
+                                      "knn  K",
+                                      "knn K@1",
+                                      "knn K@",
+                                      "knn K@r",
+                                      "knn EQ",
+                                      "knn EQ@",
+                                      "knn EQ@x",
+                                      "knn EQ@r1",
+                                      "knn EQ@rr",
+                                      "knn EQ@-1",
+                                      "knn EQ@1x",
+                                      "knn EQ@@1",
+                                      "knn EQ@ 1",
+                                      "knn @1",
+                                      "knn FOO@1",
+                                      "knn FOO",
+                                      "knn eq@1",
+                                      "knn MATCH",
+                                      "knn K ",
+                                      "scan EQ@1 ",
+                                      "knn ",
+                                      "knn\tK",
+                                      "knn K\t",
+                                      "knn K\n",
+                                      "scan EQ@1,GE@2",
+                                      "knn EQ@99999999999",
+                                      "knn EQ@2147483648",
+                                      "knn EQ@4294967297",
+                                      "knn EQ@100000000",
+                                      "knn MATCH@0 K EQ@1 GE@",
+                                      "knn ISNULL",
+                                      "knn INN@1",
+                                      "knn KK"};
   ColvecPlan p;
   char z[1024];
   size_t i;
@@ -260,7 +286,8 @@ START_TEST(test_decode_malformed) {
 
   /* Exactly COLVEC_PLAN_MAX_ARG arguments pass; one more is refused. */
   strcpy(z, "knn");
-  for (i = 0; i < COLVEC_PLAN_MAX_ARG; i++) strcat(z, " EQ@1");
+  for (i = 0; i < COLVEC_PLAN_MAX_ARG; i++)
+    strcat(z, " EQ@1");
   ck_assert_int_eq(colvecPlanDecode(z, &p), COLVEC_OK);
   ck_assert_int_eq(p.nArg, COLVEC_PLAN_MAX_ARG);
   strcat(z, " K");

@@ -557,8 +557,7 @@ START_TEST(test_format_frozen) {
                        COLVEC_OK);
       h = tqHash(h, aCode, (size_t)nCode * 500);
       memset(&q, 0, sizeof(q));
-      ck_assert_int_eq(colvecQuantQueryPrepare(p, tq128.aQuery, &q),
-                       COLVEC_OK);
+      ck_assert_int_eq(colvecQuantQueryPrepare(p, tq128.aQuery, &q), COLVEC_OK);
       colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
       for (i = 0; i < 500; i++) {
         float r = colvecQuantDistance(&q, aCode + (size_t)i * nCode);
@@ -675,8 +674,8 @@ START_TEST(test_simd_scalar) {
               COLVEC_OK);
           ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q2),
                            COLVEC_OK);
-          ck_assert_str_eq(colvecQuantQueryKernel(&q2, COLVEC_QUANT_KERNEL_BEST),
-                           "scalar");
+          ck_assert_str_eq(
+              colvecQuantQueryKernel(&q2, COLVEC_QUANT_KERNEL_BEST), "scalar");
           ck_assert_str_eq(colvecQuantSetKernel(p, COLVEC_QUANT_KERNEL_BEST),
                            zFast);
           ck_assert(memcmp(aCode, aCode2, (size_t)nCode * 64) == 0);
@@ -716,10 +715,10 @@ START_TEST(test_simd_scalar) {
                             rFast, rScalar);
             } else {
               /* float sums in another order; terms as large as rBase */
-              ck_assert_msg(
-                  fabsf(rFast - rScalar) <=
-                      2e-6f * (1.0f + fabsf(rScalar) + fabsf(q.rBase)),
-                  "%s %g != scalar %g", zFast, rFast, rScalar);
+              ck_assert_msg(fabsf(rFast - rScalar) <=
+                                2e-6f *
+                                    (1.0f + fabsf(rScalar) + fabsf(q.rBase)),
+                            "%s %g != scalar %g", zFast, rFast, rScalar);
             }
           }
         }

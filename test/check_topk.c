@@ -70,8 +70,8 @@ static void tkRandomCase(int n, int k, int nDistinct) {
   for (i = 0; i < n; i++) {
     int bWant = nRef < k || tkCompare(&aAll[i], &aRef[k - 1]) < 0;
     int bGot = colvecTopkPush(&t, aAll[i].rDist, aAll[i].iRowid, i);
-    ck_assert_msg((bGot != 0) == bWant, "n=%d k=%d push %d: got %d want %d",
-                  n, k, i, bGot, bWant);
+    ck_assert_msg((bGot != 0) == bWant, "n=%d k=%d push %d: got %d want %d", n,
+                  k, i, bGot, bWant);
     if (bWant) {
       /* Insert into the sorted reference, dropping the worst when full. */
       int j = nRef < k ? nRef++ : k - 1;
@@ -99,11 +99,10 @@ static void tkRandomCase(int n, int k, int nDistinct) {
   qsort(aAll, (size_t)n, sizeof(ColvecHit), tkQsortCompare);
   ck_assert_int_eq(t.nHit, nWant);
   for (i = 0; i < nWant; i++) {
-    ck_assert_msg(t.aHit[i].rDist == aAll[i].rDist &&
-                      t.aHit[i].iRowid == aAll[i].iRowid,
-                  "n=%d k=%d rank %d: (%g,%lld) want (%g,%lld)", n, k, i,
-                  t.aHit[i].rDist, (long long)t.aHit[i].iRowid,
-                  aAll[i].rDist, (long long)aAll[i].iRowid);
+    ck_assert_msg(
+        t.aHit[i].rDist == aAll[i].rDist && t.aHit[i].iRowid == aAll[i].iRowid,
+        "n=%d k=%d rank %d: (%g,%lld) want (%g,%lld)", n, k, i, t.aHit[i].rDist,
+        (long long)t.aHit[i].iRowid, aAll[i].rDist, (long long)aAll[i].iRowid);
   }
   colvecTopkFree(&t);
   ck_assert_ptr_null(t.aHit);
@@ -114,8 +113,8 @@ static void tkRandomCase(int n, int k, int nDistinct) {
 /* Random data against the sort-based reference, many k and n. */
 START_TEST(test_random_reference) {
   static const int anN[] = {0, 1, 2, 3, 5, 10, 31, 100, 257, 1000, 3000};
-  static const int anK[] = {1, 2, 3, 4, 7, 10, 16, 50, 100, 999, 1000, 1001,
-                            5000};
+  static const int anK[] = {1,  2,   3,   4,    7,    10,  16,
+                            50, 100, 999, 1000, 1001, 5000};
   static const int anDistinct[] = {1, 3, 50, 1000000};
   size_t iN, iK, iD;
   for (iN = 0; iN < sizeof(anN) / sizeof(anN[0]); iN++) {
@@ -188,8 +187,8 @@ START_TEST(test_bound) {
   ck_assert_int_eq(colvecTopkPush(&t, 7.0, 5, -1), 0);
   ck_assert_int_eq(colvecTopkPush(&t, 5.0, 6, -1), 0); /* tie, larger rowid */
   ck_assert_int_eq(colvecTopkPush(&t, 5.0, 0, -1), 1); /* tie, smaller rowid */
-  ck_assert(colvecTopkBound(&t) == 5.0);             /* (5,0) is now worst */
-  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 1, -1), 0);   /* (5,1) ranks after */
+  ck_assert(colvecTopkBound(&t) == 5.0);               /* (5,0) is now worst */
+  ck_assert_int_eq(colvecTopkPush(&t, 5.0, 1, -1), 0); /* (5,1) ranks after */
   ck_assert_int_eq(colvecTopkPush(&t, INFINITY, -1, -1), 0);
   colvecTopkSort(&t);
   ck_assert_int_eq(t.nHit, 3);

@@ -96,8 +96,9 @@ START_TEST(test_json_valid) {
   static const char *const a2[] = {"1e3", "-2.5E-2", "0.1e+1", "0"};
   static const char *const a3[] = {"-0"};
   static const char *const a4[] = {"0.1", "0.2", "0.3", "-0.0"};
-  static const char *const a5[] = {"3.4028235e38", "1e-45", "1.17549435e-38",
-                                   "1e-50", "-1e-50", "123456789012345678"};
+  static const char *const a5[] = {"3.4028235e38",   "1e-45",
+                                   "1.17549435e-38", "1e-50",
+                                   "-1e-50",         "123456789012345678"};
   static const char *const a6[] = {"1e39", "-1e400"};
   float *a = NULL;
   int n = -1;
@@ -182,14 +183,14 @@ END_TEST
 /* Malformed JSON is refused with a "malformed" message. */
 START_TEST(test_json_malformed) {
   static const char *const azBad[] = {
-      "",        "   ",        "1,2]",    "[1,2",      "{1}",
-      "[1,]",    "[,1]",       "[1,,2]",  "[1 2]",     "[nan]",
-      "[NaN]",   "[Infinity]", "[-Infinity]", "[inf]", "[0x10]",
-      "[1e]",    "[1e+]",      "[1E-]",   "[-]",       "[1.]",
-      "[.5]",    "[+1]",       "[01]",    "[1]x",      "[1] [2]",
-      "[[1]]",   "[\"1\"]",    "[true]",  "[null]",    "[1]]",
-      "[1;2]",   "[1.5.2]",    "[--1]",   "[1e5e5]",   "[",
-      "]",       "[1,2,]",     "x[1]",    "[1\v]",     "[1\f]"};
+      "",      "   ",        "1,2]",        "[1,2",    "{1}",
+      "[1,]",  "[,1]",       "[1,,2]",      "[1 2]",   "[nan]",
+      "[NaN]", "[Infinity]", "[-Infinity]", "[inf]",   "[0x10]",
+      "[1e]",  "[1e+]",      "[1E-]",       "[-]",     "[1.]",
+      "[.5]",  "[+1]",       "[01]",        "[1]x",    "[1] [2]",
+      "[[1]]", "[\"1\"]",    "[true]",      "[null]",  "[1]]",
+      "[1;2]", "[1.5.2]",    "[--1]",       "[1e5e5]", "[",
+      "]",     "[1,2,]",     "x[1]",        "[1\v]",   "[1\f]"};
   size_t i;
   for (i = 0; i < sizeof(azBad) / sizeof(azBad[0]); i++) {
     tvExpectMalformed(azBad[i]);
@@ -301,10 +302,9 @@ START_TEST(test_to_vector_i8) {
     memcpy(aBad, aIn, sizeof(aIn));
     aBad[4] = aBadVal[i];
     zErr[0] = 0;
-    ck_assert_msg(
-        colvecFloatsToVector(aBad, 6, COLVEC_ELEM_I8, 6, aOut, zErr) ==
-            COLVEC_ERROR,
-        "int8 value %g accepted", (double)aBadVal[i]);
+    ck_assert_msg(colvecFloatsToVector(aBad, 6, COLVEC_ELEM_I8, 6, aOut,
+                                       zErr) == COLVEC_ERROR,
+                  "int8 value %g accepted", (double)aBadVal[i]);
     ck_assert_msg(strstr(zErr, "element 4") != NULL, "%s", zErr);
   }
 }
@@ -321,7 +321,8 @@ START_TEST(test_to_vector_bit) {
 
   memset(aOut, 0xFF, sizeof(aOut));
   ck_assert_int_eq(
-      colvecFloatsToVector(aIn, 10, COLVEC_ELEM_BIT, 10, aOut, zErr), COLVEC_OK);
+      colvecFloatsToVector(aIn, 10, COLVEC_ELEM_BIT, 10, aOut, zErr),
+      COLVEC_OK);
   ck_assert_uint_eq(aOut[0], 0x01);
   ck_assert_uint_eq(aOut[1], 0x02); /* padding bits of the last byte zero */
   ck_assert_uint_eq(aOut[2], 0xFF); /* nothing written past 2 bytes */
@@ -388,8 +389,8 @@ START_TEST(test_vector_check) {
                    COLVEC_ERROR);
   ck_assert_int_eq(colvecVectorCheck(a, 15, COLVEC_ELEM_F32, 4, zErr),
                    COLVEC_ERROR);
-  ck_assert_msg(strstr(zErr, "16") != NULL && strstr(zErr, "15") != NULL,
-                "%s", zErr);
+  ck_assert_msg(strstr(zErr, "16") != NULL && strstr(zErr, "15") != NULL, "%s",
+                zErr);
 
   for (i = 0; i < 4; i++) {
     float aBad[4];
@@ -471,11 +472,17 @@ static void tvExpectJson(const void *a, ColvecElem eElem, int nDim,
 
 /* float32 printing: exact short forms and bit-exact round trips. */
 START_TEST(test_json_print_f32) {
-  float aSpecial[] = {0.0f,   -0.0f,  1.0f,     -1.0f,    0.1f,
-                      0.5f,   1.0f / 3.0f, FLT_MAX, -FLT_MAX, FLT_MIN,
-                      -FLT_MIN, 1e-45f, -1e-45f, 1.17549421e-38f, /* max denormal */
-                      16777216.0f, 16777218.0f, 123456792.0f, 3.14159274f,
-                      1e-40f, 1e38f, 2.5e-30f, 0.099999994f};
+  float aSpecial[] = {0.0f,         -0.0f,
+                      1.0f,         -1.0f,
+                      0.1f,         0.5f,
+                      1.0f / 3.0f,  FLT_MAX,
+                      -FLT_MAX,     FLT_MIN,
+                      -FLT_MIN,     1e-45f,
+                      -1e-45f,      1.17549421e-38f, /* max denormal */
+                      16777216.0f,  16777218.0f,
+                      123456792.0f, 3.14159274f,
+                      1e-40f,       1e38f,
+                      2.5e-30f,     0.099999994f};
   float aSmall[3] = {1.0f, 0.5f, -2.0f};
   float aTenth[2] = {0.1f, -0.25f};
   float aZero[2] = {-0.0f, 0.0f};
@@ -495,7 +502,8 @@ START_TEST(test_json_print_f32) {
   /* Random bit patterns: every exponent, many denormals. */
   ck_assert_ptr_nonnull(aRand);
   for (iRound = 0; iRound < 100; iRound++) {
-    for (i = 0; i < 1000; i++) aRand[i] = tvRandFiniteFloat();
+    for (i = 0; i < 1000; i++)
+      aRand[i] = tvRandFiniteFloat();
     tvRoundTripF32(aRand, 1000);
   }
   /* Denormals only, and values near 1. */
@@ -536,7 +544,8 @@ START_TEST(test_json_print_int) {
     float *a = NULL;
     char zErr[COLVEC_VECTOR_ERRMAX] = "";
     int nByte = (nDim + 7) / 8;
-    for (i = 0; i < nDim; i++) aIn8[i] = (int8_t)(tvRand() >> 56);
+    for (i = 0; i < nDim; i++)
+      aIn8[i] = (int8_t)(tvRand() >> 56);
     memset(aInB, 0, sizeof(aInB));
     for (i = 0; i < nDim; i++) {
       if (tvRand() >> 63) aInB[i / 8] |= (uint8_t)(1 << (i % 8));
@@ -546,9 +555,9 @@ START_TEST(test_json_print_int) {
                      COLVEC_OK);
     ck_assert_int_eq(colvecJsonToFloats(z, (int)strlen(z), &a, &n, zErr),
                      COLVEC_OK);
-    ck_assert_int_eq(colvecFloatsToVector(a, n, COLVEC_ELEM_I8, nDim, aOut8,
-                                          zErr),
-                     COLVEC_OK);
+    ck_assert_int_eq(
+        colvecFloatsToVector(a, n, COLVEC_ELEM_I8, nDim, aOut8, zErr),
+        COLVEC_OK);
     ck_assert(memcmp(aIn8, aOut8, (size_t)nDim) == 0);
     colvecFree(a);
     colvecFree(z);
@@ -558,9 +567,9 @@ START_TEST(test_json_print_int) {
     ck_assert_int_eq((int)strlen(z), 2 * nDim + 1);
     ck_assert_int_eq(colvecJsonToFloats(z, (int)strlen(z), &a, &n, zErr),
                      COLVEC_OK);
-    ck_assert_int_eq(colvecFloatsToVector(a, n, COLVEC_ELEM_BIT, nDim, aOutB,
-                                          zErr),
-                     COLVEC_OK);
+    ck_assert_int_eq(
+        colvecFloatsToVector(a, n, COLVEC_ELEM_BIT, nDim, aOutB, zErr),
+        COLVEC_OK);
     ck_assert(memcmp(aInB, aOutB, (size_t)nByte) == 0);
     colvecFree(a);
     colvecFree(z);
@@ -689,10 +698,28 @@ START_TEST(test_text_to_number) {
     tvExpectNumber(zLong, COLVEC_NUM_REAL, 0, strtod(zLong, NULL));
   }
   {
-    const char *azNot[] = {"",    " ",  "abc", "0x10", "0X1F", "1e",  "1e+",
-                           ".",   "-",  "+",   "e5",   ".e5",  "1,5", "1 2",
-                           "12x", "--1", "inf", "NaN", "1.5.2", "1e5.5",
-                           "\xc2\xa0" "5"};
+    const char *azNot[] = {"",
+                           " ",
+                           "abc",
+                           "0x10",
+                           "0X1F",
+                           "1e",
+                           "1e+",
+                           ".",
+                           "-",
+                           "+",
+                           "e5",
+                           ".e5",
+                           "1,5",
+                           "1 2",
+                           "12x",
+                           "--1",
+                           "inf",
+                           "NaN",
+                           "1.5.2",
+                           "1e5.5",
+                           "\xc2\xa0"
+                           "5"};
     int k;
     for (k = 0; k < (int)(sizeof(azNot) / sizeof(azNot[0])); k++) {
       tvExpectNumber(azNot[k], COLVEC_NUM_NONE, 0, 0);
@@ -715,8 +742,7 @@ END_TEST
 ** generates it); elsewhere a missing locale skips this test with a note.
 */
 START_TEST(test_locale_comma) {
-  static const char *const azLocale[] = {"de_DE.UTF-8", "de_DE.utf8",
-                                         "de_DE"};
+  static const char *const azLocale[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE"};
   float aHalf[2] = {0.5f, 0.25f};
   float aOut[3];
   float *a = NULL;

@@ -55,7 +55,7 @@ struct BenchOpts {
   int nOs;                     /* entries in aOs */
   int iRescore;                /* colvec rescore constraint; -1 = not given */
   int nWarm;                   /* untimed warm-up queries per configuration */
-  int nRun; /* timed passes per configuration; fastest kept */
+  int nRun;   /* timed passes per configuration; fastest kept */
   int bEvict; /* drop the database's files from the page cache first */
   int bReuse; /* load phase: keep a database whose <db>.load exists */
 };
@@ -261,8 +261,8 @@ static int64_t benchRemoveTree(const char *zPath) {
 ** What the engines keep of a database <db>: the file, its journals,
 ** colvec's <db>-colvec/ folder and vectorlite's <db>.hnsw index.
 */
-static const char *const benchDataSuffix[] = {"",       "-journal", "-wal",
-                                              "-colvec", ".hnsw",   0};
+static const char *const benchDataSuffix[] = {"",        "-journal", "-wal",
+                                              "-colvec", ".hnsw",    0};
 
 /* Calls x on <zDb><suffix> for each of azSuffix; returns the sum. */
 static int64_t benchEachPath(const char *zDb, const char *const *azSuffix,

@@ -48,7 +48,8 @@ static long long lbBytes(const char *zPath) {
   if (pDir == NULL) return 0;
   while ((pEnt = readdir(pDir)) != NULL) {
     char zSub[4096];
-    if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0) continue;
+    if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0)
+      continue;
     snprintf(zSub, sizeof(zSub), "%s/%s", zPath, pEnt->d_name);
     n += lbBytes(zSub);
   }
@@ -78,7 +79,8 @@ static void lbRun(const char *zEngine, const char *zPath, const char *zExt,
   double t0, t1;
   int i;
   char zCmd[4300];
-  snprintf(zCmd, sizeof(zCmd), "rm -rf '%s' '%s-journal' '%s-colvec'", zPath, zPath, zPath);
+  snprintf(zCmd, sizeof(zCmd), "rm -rf '%s' '%s-journal' '%s-colvec'", zPath,
+           zPath, zPath);
   if (system(zCmd) != 0) exit(1);
   if (sqlite3_open(zPath, &db) != SQLITE_OK) exit(1);
   if (zExt) {
@@ -98,7 +100,8 @@ static void lbRun(const char *zEngine, const char *zPath, const char *zExt,
   lbExec(db, "BEGIN");
   for (i = 0; i < nRow; i++) {
     sqlite3_bind_int64(pStmt, 1, i + 1);
-    sqlite3_bind_blob(pStmt, 2, aVec + (size_t)i * nDim, nDim * 4, SQLITE_STATIC);
+    sqlite3_bind_blob(pStmt, 2, aVec + (size_t)i * nDim, nDim * 4,
+                      SQLITE_STATIC);
     if (sqlite3_step(pStmt) != SQLITE_DONE) {
       fprintf(stderr, "colvec-loadbench: %s\n", sqlite3_errmsg(db));
       exit(1);
@@ -116,17 +119,23 @@ static void lbRun(const char *zEngine, const char *zPath, const char *zExt,
 }
 
 int main(int argc, char **argv) {
-  const char *zExt = NULL, *zDir = "bench-data", *zOptions = "quantize=none index=none";
+  const char *zExt = NULL, *zDir = "bench-data",
+             *zOptions = "quantize=none index=none";
   int nRow = 1000000, nDim = 128, i;
   uint64_t state = 0x9E3779B97F4A7C15ull;
   float *aVec;
   char zPath[4096], zCreate[4096];
   for (i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--ext") == 0 && i + 1 < argc) zExt = argv[++i];
-    else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc) nRow = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc) nDim = atoi(argv[++i]);
-    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) zDir = argv[++i];
-    else if (strcmp(argv[i], "--options") == 0 && i + 1 < argc) zOptions = argv[++i];
+    if (strcmp(argv[i], "--ext") == 0 && i + 1 < argc)
+      zExt = argv[++i];
+    else if (strcmp(argv[i], "--n") == 0 && i + 1 < argc)
+      nRow = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--dim") == 0 && i + 1 < argc)
+      nDim = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+      zDir = argv[++i];
+    else if (strcmp(argv[i], "--options") == 0 && i + 1 < argc)
+      zOptions = argv[++i];
     else {
       fprintf(stderr, "usage: colvec-loadbench --ext PATH [--n N] [--dim D] "
                       "[--dir DIR] [--options STR]\n");
@@ -139,7 +148,8 @@ int main(int argc, char **argv) {
   }
   aVec = malloc((size_t)nRow * nDim * sizeof(float));
   if (aVec == NULL) return 1;
-  for (i = 0; i < nRow * nDim; i++) aVec[i] = (float)(2.0 * lbRand(&state) - 1.0);
+  for (i = 0; i < nRow * nDim; i++)
+    aVec[i] = (float)(2.0 * lbRand(&state) - 1.0);
   printf("engine\trows\tdim\tseconds\trows_per_s\tbytes_on_disk\n");
   snprintf(zPath, sizeof(zPath), "%s/loadbench-plain.db", zDir);
   lbRun("sqlite-blob-table", zPath, NULL,

@@ -27,7 +27,9 @@ static double qbMicros(void) {
 
 /* Name of quantizer type t. */
 static const char *qbTypeName(int t) {
-  return t == COLVEC_QUANT_INT8 ? "int8" : t == COLVEC_QUANT_INT4 ? "int4" : "bit";
+  return t == COLVEC_QUANT_INT8   ? "int8"
+         : t == COLVEC_QUANT_INT4 ? "int4"
+                                  : "bit";
 }
 
 /*

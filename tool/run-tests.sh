@@ -4,7 +4,8 @@
 # matrix (tool/sqlite-matrix.sh: the system SQLite with `make check`, then
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
-# libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1.
+# libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
+# and checks the sources' format (`make format-check`).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -60,6 +61,17 @@ fi
 autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }
 echo "== release build"
 run_suite build
+if [ -f build/Makefile ]; then
+  # The C sources must match .clang-format (`make format` rewrites them).
+  echo "== format check"
+  if make -C build format-check >build/format-check.out 2>&1; then
+    pass=$((pass + 1))
+  else
+    grep -m 20 'warning:' build/format-check.out
+    echo "FAIL: format-check (run: make format)"
+    fail=$((fail + 1))
+  fi
+fi
 if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
   # Short fuzzing runs (the regression inputs, then each libFuzzer target for
   # COLVEC_FUZZ_SECONDS seconds); `make fuzz-smoke` alone runs them longer.

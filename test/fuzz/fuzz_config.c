@@ -27,8 +27,8 @@
 #define FZ_CHECK(c, zMsg)                                                      \
   do {                                                                         \
     if (!(c)) {                                                                \
-      fprintf(stderr, "fuzz_config: invariant failed: %s (line %d): %s\n",    \
-              #c, __LINE__, (zMsg) ? (zMsg) : "");                             \
+      fprintf(stderr, "fuzz_config: invariant failed: %s (line %d): %s\n", #c, \
+              __LINE__, (zMsg) ? (zMsg) : "");                                 \
       abort();                                                                 \
     }                                                                          \
   } while (0)
@@ -64,10 +64,9 @@ static int fzFirstVector(void *pCtx, int nCol, char **azVal, char **azName) {
 ** are the only errors allowed to lack the "colvec: " prefix.
 */
 static int fzSqliteMessage(const char *zMsg) {
-  static const char *const azOk[] = {"syntax error", "unrecognized token",
-                                     "incomplete input", "near \"",
-                                     "parser stack overflow",
-                                     "string or blob too big"};
+  static const char *const azOk[] = {
+      "syntax error", "unrecognized token",    "incomplete input",
+      "near \"",      "parser stack overflow", "string or blob too big"};
   int i;
   for (i = 0; i < (int)(sizeof(azOk) / sizeof(azOk[0])); i++) {
     if (strstr(zMsg, azOk[i])) return 1;
@@ -106,11 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData) {
     /* table_info shows the declared type: KNN with a zero query of the
     ** right size is built from it by the module's own JSON parser */
     if (rc == SQLITE_OK && zVec[0]) {
-      char *zQ = sqlite3_mprintf(
-          "SELECT rowid, distance FROM t WHERE \"%w\" MATCH "
-          "(SELECT json_group_array(0) FROM (SELECT 1))"
-          " AND k = 3",
-          zVec);
+      char *zQ =
+          sqlite3_mprintf("SELECT rowid, distance FROM t WHERE \"%w\" MATCH "
+                          "(SELECT json_group_array(0) FROM (SELECT 1))"
+                          " AND k = 3",
+                          zVec);
       /* a wrong-sized query is an error with a message, not a crash */
       if (zQ) sqlite3_exec(db, zQ, NULL, NULL, NULL);
       sqlite3_free(zQ);

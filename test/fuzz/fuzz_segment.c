@@ -51,7 +51,7 @@ static char fzPath[64];
 #define FZ_CHECK(c)                                                            \
   do {                                                                         \
     if (!(c)) {                                                                \
-      fprintf(stderr, "fuzz_segment: invariant failed: %s (line %d)\n", #c,   \
+      fprintf(stderr, "fuzz_segment: invariant failed: %s (line %d)\n", #c,    \
               __LINE__);                                                       \
       abort();                                                                 \
     }                                                                          \
@@ -94,7 +94,8 @@ static float fzDist(void *pCtx, uint32_t iNode) {
 static void fzDistBatch(void *pCtx, const uint32_t *aNode, int nNode,
                         float *aOut) {
   int i;
-  for (i = 0; i < nNode; i++) aOut[i] = fzDist(pCtx, aNode[i]);
+  for (i = 0; i < nNode; i++)
+    aOut[i] = fzDist(pCtx, aNode[i]);
 }
 
 /* Prefetch hint: only checks the id. */
@@ -114,7 +115,8 @@ static int fzAccept(void *pCtx, uint32_t iNode) {
 static int fzScanChunk(void *pCtx, const uint8_t *a, int64_t n) {
   uint64_t *pSum = (uint64_t *)pCtx;
   int64_t i;
-  for (i = 0; i < n; i++) *pSum += a[i];
+  for (i = 0; i < n; i++)
+    *pSum += a[i];
   return 0;
 }
 
@@ -168,7 +170,8 @@ static void fzSection(ColvecSeg *pSeg, const ColvecSegSection *pSec) {
   a = fzBytes(pSeg, pSec, &pOwned);
   if (a) {
     int64_t i;
-    for (i = 0; i < pSec->nByte; i++) nSum += a[i];
+    for (i = 0; i < pSec->nByte; i++)
+      nSum += a[i];
   }
   free(pOwned);
   /* FILE mode: the scan buffer is 1 MB whatever the section (costly
@@ -219,7 +222,8 @@ static void fzVarColumn(ColvecSeg *pSeg, uint32_t iCol, int64_t nRow) {
     }
     if (i == nRow) {
       for (i = 0; i < nRow && i < FZ_MAX_WALK; i++) {
-        for (j = aOff[i]; j < aOff[i + 1]; j++) nSum += aByte[j];
+        for (j = aOff[i]; j < aOff[i + 1]; j++)
+          nSum += aByte[j];
       }
     }
   }
@@ -261,7 +265,8 @@ static void fzSearch(const ColvecHnsw *pGraph, FzQuery *q, int iVariant) {
         FZ_CHECK(aNode[i] < nNode);
         FZ_CHECK(fzAccept(q, aNode[i]) || hq.xAccept == NULL);
         if (i > 0) FZ_CHECK(aDist[i - 1] <= aDist[i]);
-        for (j = 0; j < i; j++) FZ_CHECK(aNode[j] != aNode[i]);
+        for (j = 0; j < i; j++)
+          FZ_CHECK(aNode[j] != aNode[i]);
       }
     } else {
       FZ_CHECK(rc == COLVEC_CORRUPT || rc == COLVEC_NOMEM);
@@ -359,7 +364,8 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
           if (n < 8) apCode[n++] = aCode + (size_t)i * nCode;
         }
         colvecQuantDistanceBatch(&qq, apCode, n, aOut);
-        for (i = 0; i < n; i++) FZ_CHECK(aOut[i] == aOut[i]);
+        for (i = 0; i < n; i++)
+          FZ_CHECK(aOut[i] == aOut[i]);
       }
     }
   }
@@ -369,8 +375,8 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
     const uint8_t *a = fzBytes(pSeg, pSec, &pOwnedGraph);
     ColvecHnsw *pLazy = NULL, *pFull = NULL;
     if (a) {
-      int rcLazy = colvecHnswOpen(a, (size_t)pSec->nByte, COLVEC_HNSW_OPEN_LAZY,
-                                  &pLazy);
+      int rcLazy =
+          colvecHnswOpen(a, (size_t)pSec->nByte, COLVEC_HNSW_OPEN_LAZY, &pLazy);
       int rcFull = colvecHnswOpen(a, (size_t)pSec->nByte, 0, &pFull);
       /* a graph that passes the full check also passes the lazy one */
       if (rcFull == COLVEC_OK) FZ_CHECK(rcLazy == COLVEC_OK);
@@ -389,7 +395,8 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
             q.aVec = aVec;
             q.nStride = nStride;
           }
-          for (v = 0; v < 64; v += 13) fzSearch(pLazy, &q, v);
+          for (v = 0; v < 64; v += 13)
+            fzSearch(pLazy, &q, v);
           if (pFull) fzSearch(pFull, &q, 63);
         }
       }
@@ -443,7 +450,8 @@ static void fzReadAll(int eAccess) {
   FZ_CHECK(colvecSegVersion(pSeg) == COLVEC_SEG_VERSION);
   FZ_CHECK(colvecSegTableOffset(pSeg) <= colvecSegFileSize(pSeg));
   nSec = colvecSegSectionCount(pSeg);
-  for (i = 0; i < nSec; i++) fzSection(pSeg, colvecSegSection(pSeg, i));
+  for (i = 0; i < nSec; i++)
+    fzSection(pSeg, colvecSegSection(pSeg, i));
   FZ_CHECK(colvecSegSection(pSeg, nSec) == NULL);
   FZ_CHECK(colvecSegSection(pSeg, -1) == NULL);
   rc = colvecSegVerify(pSeg, &err);
@@ -477,8 +485,10 @@ static int fzFixHeader(uint8_t *a, size_t n) {
   int i;
   uint8_t aHdr[COLVEC_SEG_HEADER_SIZE];
   if (n < COLVEC_SEG_HEADER_SIZE) return 0;
-  for (i = 0; i < 8; i++) a[48 + i] = (uint8_t)((uint64_t)n >> (8 * i));
-  for (i = 7; i >= 0; i--) iTable = (iTable << 8) | a[40 + i];
+  for (i = 0; i < 8; i++)
+    a[48 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+  for (i = 7; i >= 0; i--)
+    iTable = (iTable << 8) | a[40 + i];
   nHdr = (uint32_t)a[12] | ((uint32_t)a[13] << 8) | ((uint32_t)a[14] << 16) |
          ((uint32_t)a[15] << 24);
   if (nHdr != COLVEC_SEG_HEADER_SIZE || iTable < nHdr || iTable > n) return 0;
@@ -488,7 +498,8 @@ static int fzFixHeader(uint8_t *a, size_t n) {
   colvecHashUpdate(&hash, aHdr, sizeof(aHdr));
   colvecHashUpdate(&hash, a + iTable, (int64_t)(n - iTable));
   cksum = colvecHashFinal(&hash);
-  for (i = 0; i < 8; i++) a[56 + i] = (uint8_t)(cksum >> (8 * i));
+  for (i = 0; i < 8; i++)
+    a[56 + i] = (uint8_t)(cksum >> (8 * i));
   return 1;
 }
 

@@ -75,17 +75,17 @@ struct FzIn {
 /* One fuzz run's state. */
 typedef struct Fz Fz;
 struct Fz {
-  sqlite3 *db;         /* connection (t and m) */
-  char zDir[128];      /* private folder of this process */
-  char zDb[160];       /* database file */
-  int nDim;            /* dimensions of v */
-  int bVerbose;        /* print statements */
-  int bAvoidEmptyIn;   /* leave out empty IN lists */
+  sqlite3 *db;           /* connection (t and m) */
+  char zDir[128];        /* private folder of this process */
+  char zDb[160];         /* database file */
+  int nDim;              /* dimensions of v */
+  int bVerbose;          /* print statements */
+  int bAvoidEmptyIn;     /* leave out empty IN lists */
   int bAvoidNumericText; /* no '1e3' text values */
-  int bAvoidBigIn;     /* rowid IN lists of at most 4,000 values */
-  char *zLog;          /* statements of this run (sqlite3_malloc) */
-  int nLog;            /* bytes used in zLog */
-  int nLogAlloc;       /* bytes allocated */
+  int bAvoidBigIn;       /* rowid IN lists of at most 4,000 values */
+  char *zLog;            /* statements of this run (sqlite3_malloc) */
+  int nLog;              /* bytes used in zLog */
+  int nLogAlloc;         /* bytes allocated */
 };
 
 /* The next program byte (0 past the end). */
@@ -158,10 +158,10 @@ static int fzExec(Fz *f, const char *zSql, int bCheck) {
 /* A result set: rows as text, one line per row (sqlite3_malloc). */
 typedef struct FzRows FzRows;
 struct FzRows {
-  char *z;   /* "col|col|...\n" per row */
-  int n;     /* bytes used */
-  int nRow;  /* rows */
-  int rc;    /* result of the query */
+  char *z;  /* "col|col|...\n" per row */
+  int n;    /* bytes used */
+  int nRow; /* rows */
+  int rc;   /* result of the query */
 };
 
 /* True if two result sets hold the same text. */
@@ -189,7 +189,8 @@ static void fzQuery(Fz *f, const char *zSql, FzRows *p) {
   if (rc == SQLITE_DONE) rc = SQLITE_OK;
   if (rc != SQLITE_OK) {
     fzCheckError(f, rc, zSql, sqlite3_errmsg(f->db));
-    if (f->bVerbose) fprintf(stderr, "  -- error %d: %s\n", rc, sqlite3_errmsg(f->db));
+    if (f->bVerbose)
+      fprintf(stderr, "  -- error %d: %s\n", rc, sqlite3_errmsg(f->db));
   }
   sqlite3_finalize(pStmt);
   p->rc = rc;
@@ -202,11 +203,36 @@ static void fzQuery(Fz *f, const char *zSql, FzRows *p) {
 */
 
 /* Attribute literals: every storage class, affinity edge cases. */
-static const char *const fzAttrPool[] = {
-    "NULL", "0", "1", "-3", "7", "42", "9223372036854775807",
-    "-9223372036854775808", "1.0", "2.5", "-0.0", "1e308", "'12'", "'1.5'",
-    "' 7'", "'abc'", "''", "x''", "x'00ff'", "'1e3'", "3.0e0", "'-0'",
-    "0x10", "'x''y'", "char(0)", "'7'", "-1", "100", "9.5", "'NaN'"};
+static const char *const fzAttrPool[] = {"NULL",
+                                         "0",
+                                         "1",
+                                         "-3",
+                                         "7",
+                                         "42",
+                                         "9223372036854775807",
+                                         "-9223372036854775808",
+                                         "1.0",
+                                         "2.5",
+                                         "-0.0",
+                                         "1e308",
+                                         "'12'",
+                                         "'1.5'",
+                                         "' 7'",
+                                         "'abc'",
+                                         "''",
+                                         "x''",
+                                         "x'00ff'",
+                                         "'1e3'",
+                                         "3.0e0",
+                                         "'-0'",
+                                         "0x10",
+                                         "'x''y'",
+                                         "char(0)",
+                                         "'7'",
+                                         "-1",
+                                         "100",
+                                         "9.5",
+                                         "'NaN'"};
 #define FZ_NATTR (int)(sizeof(fzAttrPool) / sizeof(fzAttrPool[0]))
 
 /* Appends one coordinate: a multiple of 0.5 in -2..2. */
@@ -247,7 +273,8 @@ static void fzVecValue(sqlite3_str *s, FzIn *p, int nDim) {
     break;
   case 2: /* NaN and infinity as float32 bytes */
     sqlite3_str_appendall(s, "x'");
-    for (i = 0; i < nDim; i++) sqlite3_str_appendall(s, i & 1 ? "0000807f" : "0000c07f");
+    for (i = 0; i < nDim; i++)
+      sqlite3_str_appendall(s, i & 1 ? "0000807f" : "0000c07f");
     sqlite3_str_appendall(s, "'");
     break;
   case 3: /* malformed JSON */
@@ -264,7 +291,8 @@ static void fzVecValue(sqlite3_str *s, FzIn *p, int nDim) {
     break;
   case 7: /* out of float range */
     sqlite3_str_appendall(s, "'[1e39");
-    for (i = 1; i < nDim; i++) sqlite3_str_appendall(s, ", 0");
+    for (i = 1; i < nDim; i++)
+      sqlite3_str_appendall(s, ", 0");
     sqlite3_str_appendall(s, "]'");
     break;
   case 8:
@@ -301,7 +329,8 @@ static void fzInList(Fz *f, sqlite3_str *s, FzIn *p, int bRowid) {
     /* COLVEC_FUZZ_AVOID=big_in: KNN with a rowid IN list of more than
     ** 4,096 values returned no rows (a finding, not fixed yet) */
     int nBig = f->bAvoidBigIn && bRowid ? 4000 : 5000;
-    for (i = 0; i < nBig; i++) sqlite3_str_appendf(s, "%s%d", i ? "," : "", i * 3 - 20);
+    for (i = 0; i < nBig; i++)
+      sqlite3_str_appendf(s, "%s%d", i ? "," : "", i * 3 - 20);
   } else {
     for (i = 0; i < n; i++) {
       if (i) sqlite3_str_appendchar(s, 1, ',');
@@ -323,8 +352,8 @@ static void fzInList(Fz *f, sqlite3_str *s, FzIn *p, int bRowid) {
 */
 static void fzFilter(Fz *f, sqlite3_str *s, FzIn *p, int bKnn) {
   static const char *const azPattern[] = {
-      " LIKE 'r%'", " LIKE 'R1'", " GLOB 'r[12]'", " LIKE '%1%'",
-      " GLOB '*'", " LIKE ''", " NOT LIKE 'r_'", " LIKE NULL"};
+      " LIKE 'r%'", " LIKE 'R1'", " GLOB 'r[12]'",  " LIKE '%1%'",
+      " GLOB '*'",  " LIKE ''",   " NOT LIKE 'r_'", " LIKE NULL"};
   static const char *const azCol[] = {"a", "b", "c", "rowid"};
   static const char *const azOp[] = {"=", "<", "<=", ">", ">=", "!="};
   unsigned b = fzByte(p);
@@ -377,14 +406,15 @@ static void fzCompareTables(Fz *f, const char *zWhere) {
   FzRows x, y;
   char *zT = sqlite3_mprintf(
       "SELECT rowid, quote(v), quote(a), quote(b), quote(c) FROM t "
-      "WHERE 1%s ORDER BY rowid", zWhere);
+      "WHERE 1%s ORDER BY rowid",
+      zWhere);
   char *zM = sqlite3_mprintf(
       "SELECT rowid, quote(v), quote(a), quote(b), quote(c) FROM m "
-      "WHERE 1%s ORDER BY rowid", zWhere);
+      "WHERE 1%s ORDER BY rowid",
+      zWhere);
   fzQuery(f, zT, &x);
   fzQuery(f, zM, &y);
-  if (x.rc == SQLITE_OK && y.rc == SQLITE_OK &&
-      !fzSame(&x, &y)) {
+  if (x.rc == SQLITE_OK && y.rc == SQLITE_OK && !fzSame(&x, &y)) {
     fzFail(f, "t and m differ for \"%s\":\n-- t:\n%s-- m:\n%s", zT,
            x.z ? x.z : "", y.z ? y.z : "");
   }
@@ -392,7 +422,8 @@ static void fzCompareTables(Fz *f, const char *zWhere) {
     /* a filter the model accepts must work on t too; errors of t that
     ** SQLite also gives on m are fine */
     const char *zMsg = sqlite3_errmsg(f->db);
-    if (x.rc != SQLITE_CONSTRAINT) fzFail(f, "\"%s\" failed (%d: %s) but m answered", zT, x.rc, zMsg);
+    if (x.rc != SQLITE_CONSTRAINT)
+      fzFail(f, "\"%s\" failed (%d: %s) but m answered", zT, x.rc, zMsg);
   }
   sqlite3_free(x.z);
   sqlite3_free(y.z);
@@ -401,7 +432,8 @@ static void fzCompareTables(Fz *f, const char *zWhere) {
 }
 
 /* Parses "rowid|d2\n" lines into arrays; returns the row count. */
-static int fzParsePairs(const char *z, int64_t *aRowid, int64_t *aD2, int nMax) {
+static int fzParsePairs(const char *z, int64_t *aRowid, int64_t *aD2,
+                        int nMax) {
   int n = 0;
   while (z && *z && n < nMax) {
     long long r = 0, d = 0;
@@ -434,11 +466,13 @@ static void fzCompareKnn(Fz *f, const char *zQuery, int k, const char *zFilter,
   int nT, nM, i, j;
   char *zT = sqlite3_mprintf(
       "SELECT rowid, CAST(round(distance*distance*4) AS INT) FROM t "
-      "WHERE v MATCH %s AND k = %d%s%s", zQuery, k, zParams, zFilter);
+      "WHERE v MATCH %s AND k = %d%s%s",
+      zQuery, k, zParams, zFilter);
   char *zM = sqlite3_mprintf(
       "SELECT rowid, CAST(round(d*d*4) AS INT) FROM (SELECT rowid, "
       "colvec_distance_l2(v, colvec_from_json(%s)) AS d FROM m WHERE 1%s) "
-      "ORDER BY 2, 1 LIMIT %d", zQuery, zFilter, NMAX);
+      "ORDER BY 2, 1 LIMIT %d",
+      zQuery, zFilter, NMAX);
   fzQuery(f, zT, &x);
   fzQuery(f, zM, &y);
   if (x.rc == SQLITE_OK && y.rc == SQLITE_OK) {
@@ -447,20 +481,25 @@ static void fzCompareKnn(Fz *f, const char *zQuery, int k, const char *zFilter,
     if (nT != x.nRow || nM != y.nRow) fzFail(f, "unparsable KNN rows");
     /* the count: min(k, rows passing the filter) */
     if (nT != (k < nM ? k : nM) && nM < NMAX) {
-      fzFail(f, "KNN returned %d rows, brute force %d (k %d)\n-- t:\n%s-- m:\n%s",
+      fzFail(f,
+             "KNN returned %d rows, brute force %d (k %d)\n-- t:\n%s-- m:\n%s",
              nT, nM, k, x.z, y.z);
     }
     for (i = 0; i < nT; i++) {
       /* ascending, and each row a passing row with its exact distance */
-      if (i > 0 && aD2T[i] < aD2T[i - 1]) fzFail(f, "KNN not ascending\n%s", x.z);
+      if (i > 0 && aD2T[i] < aD2T[i - 1])
+        fzFail(f, "KNN not ascending\n%s", x.z);
       for (j = 0; j < nM && aRowM[j] != aRowT[i]; j++) {
       }
       if (nM < NMAX && (j == nM || aD2M[j] != aD2T[i])) {
-        fzFail(f, "KNN row %lld (d2 %lld) not in the brute force\n-- t:\n%s-- m:\n%s",
-               (long long)aRowT[i], (long long)aD2T[i], x.z, y.z);
+        fzFail(
+            f,
+            "KNN row %lld (d2 %lld) not in the brute force\n-- t:\n%s-- m:\n%s",
+            (long long)aRowT[i], (long long)aD2T[i], x.z, y.z);
       }
       for (j = 0; j < i; j++) {
-        if (aRowT[j] == aRowT[i]) fzFail(f, "KNN repeats row %lld", (long long)aRowT[i]);
+        if (aRowT[j] == aRowT[i])
+          fzFail(f, "KNN repeats row %lld", (long long)aRowT[i]);
       }
     }
     /* the distances are the k smallest (ties may pick either row) */
@@ -485,7 +524,8 @@ static void fzCompareKnn(Fz *f, const char *zQuery, int k, const char *zFilter,
 /* 'integrity-check' must pass. */
 static void fzIntegrity(Fz *f) {
   int rc = fzExec(f, "INSERT INTO t(t) VALUES('integrity-check')", 1);
-  if (rc != SQLITE_OK) fzFail(f, "integrity-check failed: %s", sqlite3_errmsg(f->db));
+  if (rc != SQLITE_OK)
+    fzFail(f, "integrity-check failed: %s", sqlite3_errmsg(f->db));
 }
 
 /*************************************************************************
@@ -496,7 +536,8 @@ static void fzIntegrity(Fz *f) {
 static void fzOpen(Fz *f) {
   char *zErr = NULL;
   if (sqlite3_open(f->zDb, &f->db) != SQLITE_OK) fzFail(f, "cannot open");
-  if (sqlite3_colvec_init(f->db, &zErr, NULL) != SQLITE_OK) fzFail(f, "init: %s", zErr);
+  if (sqlite3_colvec_init(f->db, &zErr, NULL) != SQLITE_OK)
+    fzFail(f, "init: %s", zErr);
   sqlite3_exec(f->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 }
 
@@ -525,7 +566,8 @@ static void fzWrite(Fz *f, const char *zT, const char *zM) {
   if (rc == SQLITE_OK) {
     rc = fzExec(f, zM, 0);
     if (rc != SQLITE_OK) {
-      fzFail(f, "t accepted \"%s\" but m refused: %s", zT, sqlite3_errmsg(f->db));
+      fzFail(f, "t accepted \"%s\" but m refused: %s", zT,
+             sqlite3_errmsg(f->db));
     }
   }
 }
@@ -535,8 +577,10 @@ static void fzWrite(Fz *f, const char *zT, const char *zM) {
 ** BLOBs, so JSON text goes through colvec_from_json.
 */
 static char *fzModelVec(const char *zVec) {
-  return sqlite3_mprintf("(CASE typeof(%s) WHEN 'text' THEN colvec_from_json(%s) "
-                         "ELSE %s END)", zVec, zVec, zVec);
+  return sqlite3_mprintf(
+      "(CASE typeof(%s) WHEN 'text' THEN colvec_from_json(%s) "
+      "ELSE %s END)",
+      zVec, zVec, zVec);
 }
 
 /* Runs one operation chosen by the next program byte. */
@@ -567,10 +611,12 @@ static void fzStep(Fz *f, FzIn *p) {
   case 2: { /* INSERT one row, sometimes OR REPLACE / OR IGNORE */
     static const char *const azOr[] = {"", "", "OR REPLACE ", "OR IGNORE "};
     const char *zOr = azOr[(op >> 5) & 3];
-    zT = sqlite3_mprintf("INSERT %sINTO t(rowid, v, a, b, c) VALUES(%d, %s, %s, %s, %s)",
-                         zOr, r, zVec, zA, zB, zC);
-    zM = sqlite3_mprintf("INSERT %sINTO m(rowid, v, a, b, c) VALUES(%d, %s, %s, %s, %s)",
-                         zOr, r, zMv, zA, zB, zC);
+    zT = sqlite3_mprintf(
+        "INSERT %sINTO t(rowid, v, a, b, c) VALUES(%d, %s, %s, %s, %s)", zOr, r,
+        zVec, zA, zB, zC);
+    zM = sqlite3_mprintf(
+        "INSERT %sINTO m(rowid, v, a, b, c) VALUES(%d, %s, %s, %s, %s)", zOr, r,
+        zMv, zA, zB, zC);
     fzWrite(f, zT, zM);
     break;
   }
@@ -585,9 +631,10 @@ static void fzStep(Fz *f, FzIn *p) {
         "'r' || (x %% 3) FROM s";
     char *zV = sqlite3_mprintf(
         "'[' || (((x %% 9) - 4) * 0.5) || %s']'",
-        f->nDim == 1 ? "" : f->nDim == 2 ? "', 1' || " :
-        f->nDim == 3 ? "', 1, ' || ((x %% 3) * 0.5) || " :
-        "', 1, ' || ((x %% 3) * 0.5) || ', -1' || ");
+        f->nDim == 1   ? ""
+        : f->nDim == 2 ? "', 1' || "
+        : f->nDim == 3 ? "', 1, ' || ((x %% 3) * 0.5) || "
+                       : "', 1, ' || ((x %% 3) * 0.5) || ', -1' || ");
     char *zVm = sqlite3_mprintf("colvec_from_json(%s)", zV);
     zT = sqlite3_mprintf(zBody, lo, hi, zOr, "t", zV);
     zM = sqlite3_mprintf(zBody, lo, hi, zOr, "m", zVm);
@@ -607,8 +654,10 @@ static void fzStep(Fz *f, FzIn *p) {
       char *zSetT = sqlite3_mprintf(azSet[iSet], iSet == 3 ? zVec : zA);
       char *zSetM = sqlite3_mprintf(azSet[iSet], iSet == 3 ? zMv : zA);
       if (op & 32) {
-        zT = sqlite3_mprintf("UPDATE t SET %s WHERE rowid = %d%s", zSetT, r, zF);
-        zM = sqlite3_mprintf("UPDATE m SET %s WHERE rowid = %d%s", zSetM, r, zF);
+        zT =
+            sqlite3_mprintf("UPDATE t SET %s WHERE rowid = %d%s", zSetT, r, zF);
+        zM =
+            sqlite3_mprintf("UPDATE m SET %s WHERE rowid = %d%s", zSetM, r, zF);
       } else {
         zT = sqlite3_mprintf("UPDATE t SET %s WHERE 1%s", zSetT, zF);
         zM = sqlite3_mprintf("UPDATE m SET %s WHERE 1%s", zSetM, zF);
@@ -643,8 +692,8 @@ static void fzStep(Fz *f, FzIn *p) {
   }
   case 10: { /* transactions and savepoints */
     static const char *const azTxn[] = {
-        "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT s1", "SAVEPOINT s2",
-        "RELEASE s1", "ROLLBACK TO s1", "ROLLBACK TO s2"};
+        "BEGIN",        "COMMIT",     "ROLLBACK",       "SAVEPOINT s1",
+        "SAVEPOINT s2", "RELEASE s1", "ROLLBACK TO s1", "ROLLBACK TO s2"};
     fzExec(f, azTxn[(op >> 5) % 8], 1);
     break;
   }
@@ -658,13 +707,21 @@ static void fzStep(Fz *f, FzIn *p) {
   case 12:
   case 13:
   case 14: { /* KNN, maybe with a filter and hidden-column values */
-    static const char *const azParam[] = {
-        "", "", "", " AND oversampling = 1.0", " AND rescore = 0",
-        " AND ef = 1", " AND ef = 500", " AND oversampling = 10",
-        " AND oversampling = -1", " AND rescore = 'x'", " AND ef = NULL",
-        " AND oversampling = 0.5"};
+    static const char *const azParam[] = {"",
+                                          "",
+                                          "",
+                                          " AND oversampling = 1.0",
+                                          " AND rescore = 0",
+                                          " AND ef = 1",
+                                          " AND ef = 500",
+                                          " AND oversampling = 10",
+                                          " AND oversampling = -1",
+                                          " AND rescore = 'x'",
+                                          " AND ef = NULL",
+                                          " AND oversampling = 0.5"};
     int k = (int)(fzByte(p) % 12);
-    const char *zParam = azParam[fzByte(p) % (sizeof(azParam) / sizeof(azParam[0]))];
+    const char *zParam =
+        azParam[fzByte(p) % (sizeof(azParam) / sizeof(azParam[0]))];
     char *zQ;
     s = sqlite3_str_new(f->db);
     fzVecJson(s, p, f->nDim);
@@ -706,8 +763,7 @@ static void fzStep(Fz *f, FzIn *p) {
     zM = sqlite3_mprintf(azQ[iQ], "m", zNonEmpty);
     fzQuery(f, zT, &x);
     fzQuery(f, zM, &y);
-    if (x.rc == SQLITE_OK && y.rc == SQLITE_OK &&
-        !fzSame(&x, &y)) {
+    if (x.rc == SQLITE_OK && y.rc == SQLITE_OK && !fzSame(&x, &y)) {
       fzFail(f, "\"%s\" differs:\n-- t:\n%s-- m:\n%s", zT, x.z, y.z);
     }
     sqlite3_free(x.z);
@@ -746,8 +802,8 @@ static void fzStep(Fz *f, FzIn *p) {
     fzVecJson(s, p, f->nDim);
     zQ = sqlite3_str_finish(s);
     zT = sqlite3_mprintf("SELECT rowid, distance FROM t WHERE v MATCH %s %s"
-                         "ORDER BY distance LIMIT %d", zQ,
-                         (op >> 5) & 1 ? "AND k = 3 AND k = 4 " : "",
+                         "ORDER BY distance LIMIT %d",
+                         zQ, (op >> 5) & 1 ? "AND k = 3 AND k = 4 " : "",
                          1 + (int)(op >> 6));
     fzQuery(f, zT, &x);
     sqlite3_free(x.z);
@@ -755,8 +811,10 @@ static void fzStep(Fz *f, FzIn *p) {
     break;
   }
   default: /* DELETE of many rows, then more inserts follow */
-    zT = sqlite3_mprintf("DELETE FROM t WHERE rowid %% %d = 0", 2 + (int)(op >> 5));
-    zM = sqlite3_mprintf("DELETE FROM m WHERE rowid %% %d = 0", 2 + (int)(op >> 5));
+    zT = sqlite3_mprintf("DELETE FROM t WHERE rowid %% %d = 0",
+                         2 + (int)(op >> 5));
+    zM = sqlite3_mprintf("DELETE FROM m WHERE rowid %% %d = 0",
+                         2 + (int)(op >> 5));
     fzWrite(f, zT, zM);
     break;
   }
@@ -837,11 +895,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData) {
     fzFail(&f, "CREATE failed: %s", sqlite3_errmsg(f.db));
   }
   sqlite3_free(zCreate);
-  fzExec(&f, "CREATE TABLE m(rowid INTEGER PRIMARY KEY, v BLOB, a INTEGER, "
-             "b REAL, c TEXT)", 1);
+  fzExec(&f,
+         "CREATE TABLE m(rowid INTEGER PRIMARY KEY, v BLOB, a INTEGER, "
+         "b REAL, c TEXT)",
+         1);
   (void)b2;
 
-  while (in.i < in.n && nOp++ < FZ_MAX_OPS) fzStep(&f, &in);
+  while (in.i < in.n && nOp++ < FZ_MAX_OPS)
+    fzStep(&f, &in);
 
   /* end any open transaction; then the final checks, before and after a
   ** reopen */

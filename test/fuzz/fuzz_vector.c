@@ -61,8 +61,8 @@ static void fzRoundTrip(const uint8_t *a, ColvecElem eElem, int nDim) {
   if (rc == COLVEC_OK) {
     rc = fzParse(zJson, (int)strlen(zJson), eElem, nDim, aBack, zErr);
     if (rc != COLVEC_OK) {
-      fprintf(stderr, "fuzz_vector: printed \"%s\" does not parse: %s\n",
-              zJson, zErr);
+      fprintf(stderr, "fuzz_vector: printed \"%s\" does not parse: %s\n", zJson,
+              zErr);
       abort();
     }
     if (memcmp(a, aBack, (size_t)nByte) != 0) {

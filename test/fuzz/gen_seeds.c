@@ -84,7 +84,8 @@ static float gsDist(void *pCtx, uint32_t a, uint32_t b) {
       r += d * d;
     }
   } else {
-    for (i = 0; i < p->nByte; i++) r += (float)__builtin_popcount(x[i] ^ y[i]);
+    for (i = 0; i < p->nByte; i++)
+      r += (float)__builtin_popcount(x[i] ^ y[i]);
   }
   return r;
 }
@@ -122,7 +123,8 @@ static int gsGraph(ColvecSegWriter *pW, uint32_t iCol, const GsShape *s,
   nSer = colvecHnswSerializedSize(pGraph);
   aBuf = (uint8_t *)malloc((size_t)nSer);
   rc = aBuf ? colvecHnswSerialize(pGraph, aBuf, (size_t)nSer) : COLVEC_NOMEM;
-  if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_GRAPH, iCol, 4, 0, aBuf, nSer);
+  if (rc == COLVEC_OK)
+    rc = gsSection(pW, COLVEC_SEG_GRAPH, iCol, 4, 0, aBuf, nSer);
   free(aBuf);
   colvecHnswFree(pGraph);
   return rc;
@@ -162,26 +164,46 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
           (float)c + (float)(gsRand(&st) % 1000) / 1000.0f - 0.5f;
       aI8[(size_t)i * nDim + j] = (int8_t)((int)(gsRand(&st) % 255) - 127);
     }
-    for (j = 0; j < nBitByte; j++) aBit[(size_t)i * nBitByte + j] = (uint8_t)gsRand(&st);
+    for (j = 0; j < nBitByte; j++)
+      aBit[(size_t)i * nBitByte + j] = (uint8_t)gsRand(&st);
   }
   aOff[n] = nText;
 
   snprintf(zPath, sizeof(zPath), "%s/%s", zDir, s->zName);
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
   rc = colvecSegWriterOpen(zTmp, 0x636f6c7665632121ull ^ iSeed, &pW, &err);
-  if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ROWIDS, 0, 8, 0, aRowid, 8 * (int64_t)n);
+  if (rc == COLVEC_OK)
+    rc = gsSection(pW, COLVEC_SEG_ROWIDS, 0, 8, 0, aRowid, 8 * (int64_t)n);
   if (s->bAttrs) {
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_NULLBITMAP, GS_COL_INT, 0, 0, aNull, (n + 7) / 8);
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_FIXED, GS_COL_INT, 8, 0, aInt, 8 * (int64_t)n);
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_FIXED, GS_COL_REAL, 8, COLVEC_SEGF_REAL, aReal, 8 * (int64_t)n);
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_NULLBITMAP, GS_COL_TEXT, 0, 0, aNull, (n + 7) / 8);
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_VAROFFSETS, GS_COL_TEXT, 8, 0, aOff, 8 * ((int64_t)n + 1));
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_VARBYTES, GS_COL_TEXT, 0, 0, aText, nText);
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_VAROFFSETS, GS_COL_BLOB, 8, 0, aOff, 8 * ((int64_t)n + 1));
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_ATTR_VARBYTES, GS_COL_BLOB, 0, 0, aText, nText);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_NULLBITMAP, GS_COL_INT, 0, 0, aNull,
+                     (n + 7) / 8);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_FIXED, GS_COL_INT, 8, 0, aInt,
+                     8 * (int64_t)n);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_FIXED, GS_COL_REAL, 8,
+                     COLVEC_SEGF_REAL, aReal, 8 * (int64_t)n);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_NULLBITMAP, GS_COL_TEXT, 0, 0, aNull,
+                     (n + 7) / 8);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_VAROFFSETS, GS_COL_TEXT, 8, 0, aOff,
+                     8 * ((int64_t)n + 1));
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_VARBYTES, GS_COL_TEXT, 0, 0, aText,
+                     nText);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_VAROFFSETS, GS_COL_BLOB, 8, 0, aOff,
+                     8 * ((int64_t)n + 1));
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_ATTR_VARBYTES, GS_COL_BLOB, 0, 0, aText,
+                     nText);
   }
   /* float column: vectors, then quantizer and codes, then graph */
-  if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_F32, 4 * nDim, 0, aF32, 4 * (int64_t)n * nDim);
+  if (rc == COLVEC_OK)
+    rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_F32, 4 * nDim, 0, aF32,
+                   4 * (int64_t)n * nDim);
   if (rc == COLVEC_OK && s->eQuant != COLVEC_QUANT_NONE && n > 0) {
     ColvecQuant *pQ = NULL;
     rc = colvecQuantTrain((ColvecQuantType)s->eQuant, COLVEC_METRIC_L2, nDim,
@@ -193,7 +215,9 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
       colvecQuantSerialize(pQ, aBuf);
       rc = gsSection(pW, COLVEC_SEG_QUANT, GS_COL_F32, 0, 0, aBuf, nSer);
       if (rc == COLVEC_OK) rc = colvecQuantEncodeBatch(pQ, aF32, n, nDim, aBuf);
-      if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_CODES, GS_COL_F32, (uint32_t)nCode, 0, aBuf, nCode * n);
+      if (rc == COLVEC_OK)
+        rc = gsSection(pW, COLVEC_SEG_CODES, GS_COL_F32, (uint32_t)nCode, 0,
+                       aBuf, nCode * n);
       free(aBuf);
     }
     colvecQuantFree(pQ);
@@ -203,11 +227,16 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
                  COLVEC_ELEM_F32, aRowid);
   }
   if (s->bAttrs) {
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_I8, nDim, 0, aI8, (int64_t)n * nDim);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_I8, nDim, 0, aI8,
+                     (int64_t)n * nDim);
     if (rc == COLVEC_OK && s->bGraph && n > 0) {
-      rc = gsGraph(pW, GS_COL_I8, s, (const uint8_t *)aI8, nDim, COLVEC_ELEM_I8, aRowid);
+      rc = gsGraph(pW, GS_COL_I8, s, (const uint8_t *)aI8, nDim, COLVEC_ELEM_I8,
+                   aRowid);
     }
-    if (rc == COLVEC_OK) rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_BIT, nBitByte, 0, aBit, (int64_t)n * nBitByte);
+    if (rc == COLVEC_OK)
+      rc = gsSection(pW, COLVEC_SEG_VECTORS, GS_COL_BIT, nBitByte, 0, aBit,
+                     (int64_t)n * nBitByte);
     if (rc == COLVEC_OK && s->bGraph && n > 0) {
       rc = gsGraph(pW, GS_COL_BIT, s, aBit, nBitByte, COLVEC_ELEM_BIT, aRowid);
     }
@@ -219,13 +248,21 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
     fprintf(stderr, "gen_seeds: %s: %s\n", s->zName, colvecSegWriterErrmsg(pW));
     colvecSegWriterAbort(pW);
   }
-  free(aRowid); free(aInt); free(aReal); free(aOff); free(aText);
-  free(aNull); free(aF32); free(aI8); free(aBit);
+  free(aRowid);
+  free(aInt);
+  free(aReal);
+  free(aOff);
+  free(aText);
+  free(aNull);
+  free(aF32);
+  free(aI8);
+  free(aBit);
   return rc;
 }
 
 /* Writes n bytes at a to <zDir>/<zName>. Returns 0 on success. */
-static int gsFile(const char *zDir, const char *zName, const void *a, size_t n) {
+static int gsFile(const char *zDir, const char *zName, const void *a,
+                  size_t n) {
   char zPath[512];
   FILE *f;
   snprintf(zPath, sizeof(zPath), "%s/%s", zDir, zName);
@@ -255,7 +292,8 @@ struct GsBytes {
   const char *z; /* bytes */
   size_t n;      /* length */
 };
-#define GS_BYTES(s) {s, sizeof(s) - 1}
+#define GS_BYTES(s)                                                            \
+  { s, sizeof(s) - 1 }
 
 /* Vector seeds: byte 0 element type, byte 1 dimensions, byte 2 form. */
 static const GsBytes gsVectorSeeds[] = {
@@ -313,8 +351,8 @@ int main(int argc, char **argv) {
       {"f32-bit-nograph.seg", 9, 3, 8, COLVEC_QUANT_BIT, 0, 2, 0},
       {"empty.seg", 0, 4, 8, COLVEC_QUANT_NONE, 0, 2, 1},
       {"one-row.seg", 1, 4, 8, COLVEC_QUANT_INT8, 1, 2, 1},
-      {"above-threshold.seg", GS_GRAPH_ROWS + 3, 2, 8, COLVEC_QUANT_INT8, 1,
-       2, 0},
+      {"above-threshold.seg", GS_GRAPH_ROWS + 3, 2, 8, COLVEC_QUANT_INT8, 1, 2,
+       0},
   };
   const char *zOut;
   const char *zDir;
@@ -332,13 +370,15 @@ int main(int argc, char **argv) {
   }
 
   zDir = gsDir(zOut, "fuzz_vector");
-  for (i = 0; i < (int)(sizeof(gsVectorSeeds) / sizeof(gsVectorSeeds[0])); i++) {
+  for (i = 0; i < (int)(sizeof(gsVectorSeeds) / sizeof(gsVectorSeeds[0]));
+       i++) {
     snprintf(zName, sizeof(zName), "vector-%02d", i);
     nErr += gsFile(zDir, zName, gsVectorSeeds[i].z, gsVectorSeeds[i].n);
   }
 
   zDir = gsDir(zOut, "fuzz_config");
-  for (i = 0; i < (int)(sizeof(gsConfigSeeds) / sizeof(gsConfigSeeds[0])); i++) {
+  for (i = 0; i < (int)(sizeof(gsConfigSeeds) / sizeof(gsConfigSeeds[0]));
+       i++) {
     snprintf(zName, sizeof(zName), "create-%02d", i);
     nErr += gsFile(zDir, zName, gsConfigSeeds[i], strlen(gsConfigSeeds[i]));
   }
@@ -352,7 +392,8 @@ int main(int argc, char **argv) {
     int k;
     for (k = 0; k < 4; k++) {
       for (i = 0; i < (int)sizeof(a); i++) {
-        a[i] = i < 64 ? (unsigned char)(i * (k + 1)) : (unsigned char)gsRand(&st);
+        a[i] =
+            i < 64 ? (unsigned char)(i * (k + 1)) : (unsigned char)gsRand(&st);
       }
       snprintf(zName, sizeof(zName), "program-%02d", k + 2);
       nErr += gsFile(zDir, zName, a, 150 * (size_t)(k + 1));
