@@ -45,6 +45,7 @@
 */
 #include "colvec_os.h"
 #include "faultlib.h"
+#include "testsay.h"
 
 #include <check.h>
 #include <errno.h>
@@ -151,20 +152,6 @@ static int ioEnv(const char *zName) {
   return z && z[0] && strcmp(z, "0") != 0;
 }
 
-/* Writes printf-style text as one line to fd (child side). */
-static void ioSay(int fd, const char *zFmt, ...) {
-  char z[1400];
-  va_list ap;
-  int n;
-  va_start(ap, zFmt);
-  n = vsnprintf(z, sizeof(z) - 1, zFmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if (n > (int)sizeof(z) - 2) n = (int)sizeof(z) - 2;
-  z[n++] = '\n';
-  if (write(fd, z, (size_t)n) < 0) _exit(3);
-}
-
 /*
 ** Runs the workload once with no fault and records the reference: calls of
 ** every kind before each step, state before each step. Fails the test when
@@ -244,14 +231,14 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   alarm(120);
   rc = faultDbOpen(&f, NULL, eJournal, pKind->eAccess);
   if (rc != SQLITE_OK) {
-    ioSay(fd, "E cannot open the database: %s", f.zErr);
+    testSay(fd, "E cannot open the database: %s", f.zErr);
     return;
   }
-  ioSay(fd, "D %s", f.zDir); /* the parent removes it if we crash */
+  testSay(fd, "D %s", f.zDir); /* the parent removes it if we crash */
   faultInjectStart(pKind->eOp, N, pKind->iErrno, bPersist, pKind->nShort);
   /* Run steps until one fails or the fault fires (the step ends first). */
   for (i = 0; i < pRef->nStep && iFail < 0 && nFired == 0; i++) {
-    ioSay(fd, "S %d", i);
+    testSay(fd, "S %d", i);
     rc = faultStepRun(&f, i);
     nFired = faultInjectFired();
     if (rc != SQLITE_OK) {
@@ -260,135 +247,135 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
       snprintf(zFail, sizeof(zFail), "%s", f.zErr);
     } else if (nFired > 0) {
       iStop = i;
-      ioSay(fd, "I");
-      ioSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N, i,
-            faultStepName(i));
+      testSay(fd, "I");
+      testSay(fd, "N N=%ld step %d (%s) succeeded although the fault fired", N,
+              i, faultStepName(i));
     }
   }
   nFired = faultInjectStop();
   if (nFired == 0) {
     /* the reference run made call N: the sequence of calls changed */
-    ioSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)", N,
-          pRef->aStart[pRef->nStep][pKind->eOp]);
+    testSay(fd, "E N=%ld the fault never fired (the reference made %ld calls)",
+            N, pRef->aStart[pRef->nStep][pKind->eOp]);
   }
   if (iFail >= 0) {
     iStop = iFail;
     if (nFired == 0) {
-      ioSay(fd,
-            "E N=%ld step %d (%s) failed without an injected fault: "
-            "rc=%d %s",
-            N, iFail, faultStepName(iFail), rcFail, zFail);
+      testSay(fd,
+              "E N=%ld step %d (%s) failed without an injected fault: "
+              "rc=%d %s",
+              N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (ioCodeBad(rcFail)) {
-      ioSay(fd, "E N=%ld step %d (%s) failed with rc=%d: %s", N, iFail,
-            faultStepName(iFail), rcFail, zFail);
+      testSay(fd, "E N=%ld step %d (%s) failed with rc=%d: %s", N, iFail,
+              faultStepName(iFail), rcFail, zFail);
     } else if (pKind->eOp == COLVEC_OSOP_WRITE && pKind->iErrno == ENOSPC &&
                (rcFail & 0xff) != SQLITE_FULL) {
-      ioSay(fd,
-            "E N=%ld step %d (%s): a full disk gave rc=%d, not "
-            "SQLITE_FULL: %s",
-            N, iFail, faultStepName(iFail), rcFail, zFail);
+      testSay(fd,
+              "E N=%ld step %d (%s): a full disk gave rc=%d, not "
+              "SQLITE_FULL: %s",
+              N, iFail, faultStepName(iFail), rcFail, zFail);
     } else if (!ioCodeOk(rcFail)) {
-      ioSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
-            N, iFail, faultStepName(iFail), rcFail, zFail);
+      testSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
+              N, iFail, faultStepName(iFail), rcFail, zFail);
     }
     if (nFired > 0 && strncmp(zFail, "colvec: ", 8) != 0) {
-      ioSay(fd,
-            "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
-            "%s",
-            N, iFail, faultStepName(iFail), rcFail, zFail);
+      testSay(fd,
+              "E N=%ld step %d (%s) rc=%d: message without \"colvec: \": "
+              "%s",
+              N, iFail, faultStepName(iFail), rcFail, zFail);
     }
   }
 
   /* Faults off: roll back, check, resume. */
-  ioSay(fd, "S check");
+  testSay(fd, "S check");
   if (f.db == NULL && faultDbReopen(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld cannot reopen: %s", N, f.zErr);
+    testSay(fd, "E N=%ld cannot reopen: %s", N, f.zErr);
     return;
   }
   if (faultRollback(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld ROLLBACK after step %d: %s", N, iStop, f.zErr);
+    testSay(fd, "E N=%ld ROLLBACK after step %d: %s", N, iStop, f.zErr);
   }
   if (faultCompare(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: t differs from the model: %s", N, iStop,
-          f.zErr);
+    testSay(fd, "E N=%ld after step %d: t differs from the model: %s", N, iStop,
+            f.zErr);
   }
   if (faultHasTable(&f, "t") && faultIntegrity(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: integrity-check: %s", N, iStop, f.zErr);
+    testSay(fd, "E N=%ld after step %d: integrity-check: %s", N, iStop, f.zErr);
   }
   if (faultHasTable(&f, "t") && faultKnnCheck(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: KNN: %s", N, iStop, f.zErr);
+    testSay(fd, "E N=%ld after step %d: KNN: %s", N, iStop, f.zErr);
   }
   h = faultStateHash(&f, &rc);
   iResume = pRef->nStep;
   if (rc != SQLITE_OK) {
-    ioSay(fd, "E N=%ld after step %d: cannot read the state: %s", N, iStop,
-          f.zErr);
+    testSay(fd, "E N=%ld after step %d: cannot read the state: %s", N, iStop,
+            f.zErr);
   } else if (iStop < 0) {
     /* no fault fired: the run must be the reference */
     if (h != pRef->aState[pRef->nStep]) {
-      ioSay(fd, "E N=%ld no fault fired but the final state differs", N);
+      testSay(fd, "E N=%ld no fault fired but the final state differs", N);
     }
   } else if (h == pRef->aState[iStop + 1]) {
     iResume = iStop + 1;
   } else if (iFail >= 0 && h == pRef->aState[iStop]) {
     iResume = iStop;
   } else {
-    ioSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N, iStop,
-          faultStepName(iStop),
-          iFail >= 0 ? "before nor the one after" : "after");
+    testSay(fd, "E N=%ld step %d (%s): the state is not the one %s it", N,
+            iStop, faultStepName(iStop),
+            iFail >= 0 ? "before nor the one after" : "after");
   }
   for (i = iResume; i < pRef->nStep; i++) {
-    ioSay(fd, "S resume %d", i);
+    testSay(fd, "S resume %d", i);
     rc = faultStepRun(&f, i);
     if (rc != SQLITE_OK) {
-      ioSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N, iStop,
-            i, faultStepName(i), rc, f.zErr);
+      testSay(fd, "E N=%ld resume after step %d: step %d (%s) rc=%d %s", N,
+              iStop, i, faultStepName(i), rc, f.zErr);
       break;
     }
     if (i == pRef->nStep - 1) {
       h = faultStateHash(&f, &rc);
       if (rc != SQLITE_OK || h != pRef->aState[pRef->nStep]) {
-        ioSay(fd, "E N=%ld resume after step %d: the final state differs", N,
-              iStop);
+        testSay(fd, "E N=%ld resume after step %d: the final state differs", N,
+                iStop);
       }
     }
   }
-  ioSay(fd, "S cleanup");
+  testSay(fd, "S cleanup");
   if (faultCompare(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld at the end: t differs from the model: %s", N, f.zErr);
+    testSay(fd, "E N=%ld at the end: t differs from the model: %s", N, f.zErr);
   }
   if (faultIntegrity(&f) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld at the end: integrity-check: %s", N, f.zErr);
+    testSay(fd, "E N=%ld at the end: integrity-check: %s", N, f.zErr);
   }
   if (faultExec(&f, IO_CLEANUP_SQL) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld the write after recovery failed: %s", N, f.zErr);
+    testSay(fd, "E N=%ld the write after recovery failed: %s", N, f.zErr);
   } else if (faultOrphans(&f, &nOrphan, &nTmp) != SQLITE_OK) {
-    ioSay(fd, "E N=%ld cannot list the table folder: %s", N, f.zErr);
+    testSay(fd, "E N=%ld cannot list the table folder: %s", N, f.zErr);
   } else if (nOrphan || nTmp) {
-    ioSay(fd,
-          "E N=%ld (failing step %d) after a later write: %d orphan "
-          "segment files, %d temporary files",
-          N, iStop, nOrphan, nTmp);
+    testSay(fd,
+            "E N=%ld (failing step %d) after a later write: %d orphan "
+            "segment files, %d temporary files",
+            N, iStop, nOrphan, nTmp);
   }
   rc = faultDbClose(&f);
   if (rc != SQLITE_OK) {
-    ioSay(fd, "E N=%ld sqlite3_close rc=%d %s", N, rc, f.zErr);
+    testSay(fd, "E N=%ld sqlite3_close rc=%d %s", N, rc, f.zErr);
   } else {
     if (sqlite3_memory_used() != nMem0) {
-      ioSay(fd,
-            "E N=%ld leak: %lld bytes still allocated after close "
-            "(failing step %d)",
-            N, (long long)(sqlite3_memory_used() - nMem0), iStop);
+      testSay(fd,
+              "E N=%ld leak: %lld bytes still allocated after close "
+              "(failing step %d)",
+              N, (long long)(sqlite3_memory_used() - nMem0), iStop);
     }
     if (faultFdCount() != nFd0) {
-      ioSay(fd,
-            "E N=%ld leak: %d file descriptors open after close, %d "
-            "before (failing step %d)",
-            N, faultFdCount(), nFd0, iStop);
+      testSay(fd,
+              "E N=%ld leak: %d file descriptors open after close, %d "
+              "before (failing step %d)",
+              N, faultFdCount(), nFd0, iStop);
     }
   }
   faultDbRemove(&f);
-  ioSay(fd, "F %d", nFired);
+  testSay(fd, "F %d", nFired);
 }
 
 /* Removes folder zDir with everything in it (a crashed child's). */

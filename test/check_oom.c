@@ -29,6 +29,7 @@
 ** tries every N (minutes; also set CK_TIMEOUT_MULTIPLIER=20).
 */
 #include <sqlite3.h>
+#include "testsay.h"
 
 #include <check.h>
 #include <errno.h>
@@ -694,20 +695,6 @@ static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
 
 /* ------------------------------------------------------------- one run */
 
-/* Writes printf-style text as one line to fd (unbuffered, child side). */
-static void oomSay(int fd, const char *zFmt, ...) {
-  char z[1024];
-  va_list ap;
-  int n;
-  va_start(ap, zFmt);
-  n = vsnprintf(z, sizeof(z) - 1, zFmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  if (n > (int)sizeof(z) - 2) n = (int)sizeof(z) - 2;
-  z[n++] = '\n';
-  if (write(fd, z, (size_t)n) < 0) _exit(3);
-}
-
 /*
 ** Child side of one run: script p with the N-th allocation failing.
 ** Writes "D folder" once open, "S i" before step i, "E message" for each
@@ -723,19 +710,19 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
   alarm(60);
   db = oomOpen(zDir);
   if (db == NULL) {
-    oomSay(fd, "E cannot open the database");
+    testSay(fd, "E cannot open the database");
     return;
   }
-  oomSay(fd, "D %s", zDir); /* the parent removes it if we crash */
+  testSay(fd, "D %s", zDir); /* the parent removes it if we crash */
   oomArm(N, bPersist);
   for (i = 0; i < p->nStep && iFail < 0; i++) {
     OomBuf out = {0};
-    oomSay(fd, "S %d", i);
+    testSay(fd, "S %d", i);
     rc = oomExec(db, p->azStep[i], &out, zErr, sizeof(zErr));
     if (rc == SQLITE_OK) {
       if (oomBufHash(&out) != p->aOut[i]) {
-        oomSay(fd, "E N=%d step %d returned SQLITE_OK with a wrong result", N,
-               i);
+        testSay(fd, "E N=%d step %d returned SQLITE_OK with a wrong result", N,
+                i);
       }
     } else {
       iFail = i;
@@ -752,75 +739,75 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
       int bBad = (rcFail & 0xff) == SQLITE_CORRUPT ||
                  (rcFail & 0xff) == SQLITE_MISUSE ||
                  (rcFail & 0xff) == SQLITE_INTERNAL || rcFail == SQLITE_IOERR;
-      oomSay(fd, "%c N=%d step %d failed with rc=%d (%s), not SQLITE_NOMEM",
-             bBad ? 'E' : 'N', N, iFail, rcFail, zErr);
+      testSay(fd, "%c N=%d step %d failed with rc=%d (%s), not SQLITE_NOMEM",
+              bBad ? 'E' : 'N', N, iFail, rcFail, zErr);
     }
     if (nFired == 0) {
-      oomSay(fd, "E N=%d step %d failed without an injected fault: rc=%d %s", N,
-             iFail, rcFail, zErr);
+      testSay(fd, "E N=%d step %d failed without an injected fault: rc=%d %s",
+              N, iFail, rcFail, zErr);
     }
     if (!sqlite3_get_autocommit(db)) {
       sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     }
   }
-  oomSay(fd, "S check");
+  testSay(fd, "S check");
   if (p->bVtab && oomHasTable(db)) {
     OomBuf out = {0};
     rc = oomExec(db, "INSERT INTO t(t) VALUES('integrity-check')", &out, zErr,
                  sizeof(zErr));
     if (rc != SQLITE_OK) {
-      oomSay(fd, "E N=%d after step %d: integrity-check rc=%d %s", N, iFail, rc,
-             zErr);
+      testSay(fd, "E N=%d after step %d: integrity-check rc=%d %s", N, iFail,
+              rc, zErr);
     }
     oomBufReset(&out);
   }
   h = oomStateHash(db, p, &rc);
   iResume = p->nStep;
   if (rc != SQLITE_OK) {
-    oomSay(fd, "E N=%d after step %d: reading t fails rc=%d", N, iFail, rc);
+    testSay(fd, "E N=%d after step %d: reading t fails rc=%d", N, iFail, rc);
   } else if (iFail < 0) {
     if (h != p->aState[p->nStep]) {
-      oomSay(fd, "E N=%d all steps OK but the final table differs", N);
+      testSay(fd, "E N=%d all steps OK but the final table differs", N);
     }
   } else if (h == p->aState[iFail]) {
     iResume = iFail;
   } else if (h == p->aState[iFail + 1]) {
     iResume = iFail + 1;
   } else {
-    oomSay(fd,
-           "E N=%d step %d (rc=%d): table is neither the state before "
-           "nor after it",
-           N, iFail, rcFail);
+    testSay(fd,
+            "E N=%d step %d (rc=%d): table is neither the state before "
+            "nor after it",
+            N, iFail, rcFail);
   }
   /* Recovery: the rest of the script must run to the reference end. */
   for (i = iResume; i < p->nStep; i++) {
     OomBuf out = {0};
-    oomSay(fd, "S resume %d", i);
+    testSay(fd, "S resume %d", i);
     rc = oomExec(db, p->azStep[i], &out, zErr, sizeof(zErr));
     if (rc != SQLITE_OK) {
-      oomSay(fd, "E N=%d resume after step %d: step %d rc=%d %s", N, iFail, i,
-             rc, zErr);
+      testSay(fd, "E N=%d resume after step %d: step %d rc=%d %s", N, iFail, i,
+              rc, zErr);
       break;
     }
     if (oomBufHash(&out) != p->aOut[i]) {
-      oomSay(fd, "E N=%d resume after step %d: step %d wrong result", N, iFail,
-             i);
+      testSay(fd, "E N=%d resume after step %d: step %d wrong result", N, iFail,
+              i);
     }
     oomBufReset(&out);
     if (i == p->nStep - 1 && oomStateHash(db, p, &rc) != p->aState[p->nStep]) {
-      oomSay(fd, "E N=%d resume after step %d: final table differs", N, iFail);
+      testSay(fd, "E N=%d resume after step %d: final table differs", N, iFail);
     }
   }
   rc = oomClose(db, zDir);
   if (rc != SQLITE_OK) {
-    oomSay(fd, "E N=%d sqlite3_close rc=%d", N, rc);
+    testSay(fd, "E N=%d sqlite3_close rc=%d", N, rc);
   } else if (sqlite3_memory_used() != nMem0) {
-    oomSay(fd,
-           "E N=%d leak: %lld bytes still allocated after close (failing "
-           "step %d)",
-           N, (long long)(sqlite3_memory_used() - nMem0), iFail);
+    testSay(fd,
+            "E N=%d leak: %lld bytes still allocated after close (failing "
+            "step %d)",
+            N, (long long)(sqlite3_memory_used() - nMem0), iFail);
   }
-  oomSay(fd, "F %d", nFired);
+  testSay(fd, "F %d", nFired);
 }
 
 /* Counters of one script's loop. */
