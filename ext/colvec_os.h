@@ -130,7 +130,7 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr);
 /*************************************************************************
 ** Read-only mappings.
 **
-** Note from measurements (DESIGN.md §6): never prefault a range that
+** Note from measurements: never prefault a range that
 ** carries MADV_RANDOM (MADV_POPULATE_READ under MADV_RANDOM took 268 s
 ** where MAP_POPULATE took 0.49 s). colvecOsMapOpen() prefaults before any
 ** advice can exist, so give COLVEC_ADVICE_RANDOM only afterwards; WILLNEED
