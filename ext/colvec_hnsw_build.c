@@ -468,6 +468,12 @@ int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
   b.nEfC = (uint32_t)nEfC;
   b.nBatch = (uint32_t)nBatch;
   b.nWorker = nThread < nBatch ? nThread : nBatch;
+  {
+    /* More workers than CPUs only add thread starts and barrier waits: the
+    ** graph is the same for any worker count. */
+    int nCpu = colvecOsCpuCount();
+    if (nCpu > 0 && b.nWorker > nCpu) b.nWorker = nCpu;
+  }
   rc = colvecHnswAlloc(nNode, nM, aLevel, &b.pGraph);
   if (rc == COLVEC_OK && nNode > 0) rc = hnswWorkersInit(&b);
 
