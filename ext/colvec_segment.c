@@ -325,8 +325,8 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
     *pzErr = sqlite3_mprintf(
         "colvec: segment files of table %s are missing: a database without a "
         "file keeps them in the memory of the connection that wrote them, "
-        "and this copy of it does not have them (see README 'Embedding in "
-        "an app')",
+        "and this copy of it does not have them (see README 'Databases "
+        "without a file')",
         pC->zName);
     return COLVEC_CORRUPT_VTAB;
   }
