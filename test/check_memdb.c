@@ -68,8 +68,8 @@ START_TEST(test_memfs) {
   ck_assert_int_eq(colvecOsKind(COLVEC_OS_MEMROOT), COLVEC_OS_DIR);
   /* a file needs its folder */
   ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/f",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE,
-                                &pF, &err),
+                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF,
+                                &err),
                    COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
   ck_assert_int_eq(colvecOsMkdirP(zDir, &err), COLVEC_OK);
@@ -100,16 +100,16 @@ START_TEST(test_memfs) {
   ck_assert_int_eq(err.iErrno, EEXIST);
   /* rename over an existing file; its old bytes go */
   ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE,
-                                &pF, &err),
+                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF,
+                                &err),
                    COLVEC_OK);
   ck_assert_int_eq(colvecOsClose(pF, &err), COLVEC_OK);
   ck_assert_int_eq(colvecOsRename(COLVEC_OS_MEMROOT "/check/a/b/1.seg.tmp",
                                   COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecOsSyncParent(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                      &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecOsSyncParent(COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecOsSyncDir(zDir, &err), COLVEC_OK);
   ck_assert_int_eq(colvecOsListDir(zDir, NULL, &az, &n, &err), COLVEC_OK);
   ck_assert_int_eq(n, 1);
@@ -121,9 +121,9 @@ START_TEST(test_memfs) {
                    COLVEC_OK);
   ck_assert_int_eq(colvecOsWrite(pR, "z", 1, 0, &err), COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, EBADF);
-  ck_assert_int_eq(colvecOsMapOpen(pR, 12, COLVEC_PREFAULT_POPULATE, &pMap,
-                                   &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecOsMapOpen(pR, 12, COLVEC_PREFAULT_POPULATE, &pMap, &err),
+      COLVEC_OK);
   ck_assert(((uintptr_t)pMap->a) % 64 == 0);
   ck_assert_int_eq(colvecOsMapAdvise(pMap, 0, 12, COLVEC_ADVICE_RANDOM, &err),
                    COLVEC_OK);
@@ -168,9 +168,9 @@ START_TEST(test_memfs) {
   ck_assert_int_eq(memCount(COLVEC_OS_MEMROOT "/check/a"), 1);
   ck_assert_int_eq(colvecOsRmdir(zDir, &err), COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOTEMPTY);
-  ck_assert_int_eq(colvecOsListDir(COLVEC_OS_MEMROOT "/check/none", NULL, &az,
-                                   &n, &err),
-                   COLVEC_IOERR);
+  ck_assert_int_eq(
+      colvecOsListDir(COLVEC_OS_MEMROOT "/check/none", NULL, &az, &n, &err),
+      COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
   ck_assert_int_eq(colvecOsRemoveTree(COLVEC_OS_MEMROOT "/check", &err),
                    COLVEC_OK);
@@ -187,9 +187,9 @@ END_TEST
 /* The connection of the workload and where its failures are reported. */
 typedef struct MemDb MemDb;
 struct MemDb {
-  sqlite3 *db;  /* ":memory:" connection */
-  int eAccess;  /* FAULT_ACCESS_* of table t */
-  int iStep;    /* step being run, for messages */
+  sqlite3 *db; /* ":memory:" connection */
+  int eAccess; /* FAULT_ACCESS_* of table t */
+  int iStep;   /* step being run, for messages */
 };
 
 /* Runs zSql on p (all statements), failing the test on an error. */
@@ -244,11 +244,10 @@ static void memCheck(MemDb *p) {
                 "LIMIT 10))") == 0,
       "step %d: KNN differs from a brute force", p->iStep);
   memExec(p, "INSERT INTO t(t) VALUES('integrity-check')");
-  ck_assert_int_eq(
-      sqlite3_prepare_v2(p->db,
-                         "SELECT value FROM t_config WHERE key = 'folder'", -1,
-                         &pStmt, NULL),
-      SQLITE_OK);
+  ck_assert_int_eq(sqlite3_prepare_v2(
+                       p->db, "SELECT value FROM t_config WHERE key = 'folder'",
+                       -1, &pStmt, NULL),
+                   SQLITE_OK);
   ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
   snprintf(zFolder, sizeof(zFolder), "%s",
            (const char *)sqlite3_column_text(pStmt, 0));
@@ -376,8 +375,7 @@ static void memWorkload(int eAccess) {
                        "'next_segid'") > nSeg0);
   memExec(&x, "ROLLBACK");
   ck_assert_int_eq(
-      memInt(&x, "SELECT value FROM t_config WHERE key = 'next_segid'"),
-      nSeg0);
+      memInt(&x, "SELECT value FROM t_config WHERE key = 'next_segid'"), nSeg0);
   /* a savepoint rolled back over a flush */
   memExec(&x, "BEGIN");
   memExec(&x, "SAVEPOINT a");
