@@ -381,9 +381,12 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     zTmp = colvecSegPath(pSegs->zDir, iSegid, ".tmp");
     zPath = colvecSegPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK && colvecOsMkdirP(pSegs->zDir, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
+    if (rc == SQLITE_OK) {
+      int rcDir = colvecOsMkdirP(pSegs->zDir, &err);
+      if (rcDir != COLVEC_OK) {
+        *pzErr = sqlite3_mprintf("%s", err.zMsg);
+        rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+      }
     }
     if (rc == SQLITE_OK) {
       rc = colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err);

@@ -178,9 +178,10 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
   err.zMsg[0] = 0;
   sqlite3_free(zFile);
   if (zRoot == NULL) return SQLITE_NOMEM;
-  if (colvecOsMkdirP(zRoot, &err) != COLVEC_OK) {
+  rc = colvecOsMkdirP(zRoot, &err);
+  if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = SQLITE_CANTOPEN;
+    rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
   }
   for (iTry = 0; rc == SQLITE_OK && iTry < 100; iTry++) {
     sqlite3_uint64 iRand = 0;
@@ -210,7 +211,7 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     *pzFolder = NULL;
     if (rcDir != COLVEC_ERROR) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
+      rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
     }
   }
   if (rc == SQLITE_OK && *pzFolder == NULL) {
