@@ -13,7 +13,8 @@
 #
 # Environment: COLVEC_EXT and COLVEC_TESTDIR as for the Tcl suites (set by
 # make check), TCLSH (default tclsh), CHECK_MEMDB (default
-# test/check_memdb in the current folder; skipped when not built).
+# test/check_memdb in the current folder; skipped when not built). Also
+# runs a session in the sqlite3 shell and one in /usr/bin/python3.
 # Exit status: 0 when clean; 1 on a failure; 77 (automake SKIP) without
 # strace or when unshare is refused (no privilege), except under CI=true,
 # where both are failures (tool/install-deps.sh installs strace).
@@ -41,25 +42,59 @@ mkdir -p "$testdir"
 trace=$testdir/memdb_nofs.trace
 rm -rf "$trace" "$testdir"/memdb1.db*
 
-# The runs, inside the namespace: /tmp read-only, TMPDIR unset. The
-# trace goes to $testdir (not under /tmp).
-inner='
-  set -e
-  mount -t tmpfs -o ro,size=1m tmpfs /tmp
-  if touch /tmp/colvec-probe 2>/dev/null; then
-    echo "FAIL: /tmp is still writable"; exit 1
-  fi
-  unset TMPDIR
-  COLVEC_TESTDIR="'"$testdir"'" '"$tclsh"' "'"$here"'/memdb1.test"
-  if [ -x "'"$check"'" ]; then
-    # Check itself needs a file for its messages: in $testdir (TEMP)
-    CK_FORK=no TEMP="'"$testdir"'" "'"$check"'"
-  else
-    echo "note: '"$check"' is not built; only memdb1.test ran"
-  fi
-'
+# The runs, inside the namespace: /tmp read-only, TMPDIR unset: the Tcl
+# suite, the Check suite, a session in the sqlite3 shell and one in
+# Python's sqlite3 module (Debian's /usr/bin/python3, which can load
+# extensions), each on ":memory:". The trace goes to $testdir (not /tmp).
+py=/usr/bin/python3
+[ -x "$py" ] || skip "$py not found"
+inner=$testdir/memdb_nofs.inner
+cat >"$inner" <<EOF
+set -e
+mount -t tmpfs -o ro,size=1m tmpfs /tmp
+if touch /tmp/colvec-probe 2>/dev/null; then
+  echo "FAIL: /tmp is still writable"; exit 1
+fi
+unset TMPDIR
+COLVEC_TESTDIR="$testdir" "$tclsh" "$here/memdb1.test"
+if [ -x "$check" ]; then
+  # Check itself needs a file for its messages: in \$COLVEC_TESTDIR (TEMP)
+  CK_FORK=no TEMP="$testdir" "$check"
+else
+  echo "note: $check is not built; only memdb1.test ran"
+fi
+out=\$(sqlite3 :memory: ".load ${COLVEC_EXT%.so}" \
+  "CREATE VIRTUAL TABLE t USING colvec(e float[2], delta_rows=4)" \
+  "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<50) INSERT INTO t(rowid, e) SELECT i, json_array(i, i) FROM s" \
+  "INSERT INTO t(t) VALUES('optimize')" \
+  "SELECT count(*) FROM t_manifest" \
+  "SELECT rowid FROM t WHERE e MATCH '[7,7]' AND k = 2")
+[ "\$(echo \$out)" = "1 7 6" ] || { echo "FAIL: shell session: \$out"; exit 1; }
+echo "shell session: ok"
+"$py" - <<'PY'
+import os, sqlite3
+c = sqlite3.connect(":memory:")
+c.enable_load_extension(True)
+c.load_extension(os.environ["COLVEC_EXT"])
+c.execute("CREATE VIRTUAL TABLE t USING colvec(e float[3], delta_rows=8)")
+with c:
+    c.executemany("INSERT INTO t(rowid, e) VALUES (?, ?)",
+                  [(i, "[%d,%d,%d]" % (i, i % 7, 1)) for i in range(1, 201)])
+c.execute("BEGIN")
+c.executemany("INSERT INTO t(rowid, e) VALUES (?, '[0,0,0]')",
+              [(i,) for i in range(1000, 1100)])
+c.execute("ROLLBACK")
+c.execute("INSERT INTO t(t) VALUES('integrity-check')")
+got = [r[0] for r in c.execute(
+    "SELECT rowid FROM t WHERE e MATCH '[100,2,1]' AND k = 3")]
+assert got == [100, 99, 101], got
+assert c.execute("SELECT count(*) FROM t").fetchone()[0] == 200
+c.close()
+print("python session: ok")
+PY
+EOF
 strace -f -qq -o "$trace" -e trace=%file \
-  unshare -m --propagation private bash -c "$inner"
+  unshare -m --propagation private bash "$inner"
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL: the suites failed (exit $rc) with /tmp read-only, TMPDIR unset"
@@ -83,5 +118,5 @@ if [ -n "$bad" ]; then
 fi
 echo "ok: $n traced file-system calls, none created, renamed or removed a"
 echo "    file outside $testdir/memdb1.db* or named a -colvec path"
-rm -f "$trace"
+rm -f "$trace" "$inner"
 exit 0
