@@ -18,7 +18,10 @@
 ** keep these signatures and put a HANDLE in ColvecFile (CreateFileW,
 ** ReadFile/WriteFile with OVERLAPPED offsets, FlushFileBuffers,
 ** MoveFileExW(MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH),
-** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory).
+** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory). Every call
+** that takes a path first hands a path under COLVEC_OS_MEMROOT to
+** colvec_os_mem.c (portable, no system call), and every call on an open
+** file or mapping whose pMem is set likewise; a port keeps those tests.
 */
 #ifndef COLVEC_OS_H
 #define COLVEC_OS_H

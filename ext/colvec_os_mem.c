@@ -535,14 +535,25 @@ int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
 /*
 ** Removes memory path zDir and everything below it; see
-** colvecOsRemoveTree(). Fails only when out of memory.
+** colvecOsRemoveTree(). A path shorter than 256 bytes is normalized on the
+** stack, so that freeing a connection's tree at close never fails; a
+** longer one can fail with COLVEC_NOMEM.
 */
 int colvecOsMemRemoveTree(const char *zDir) {
-  char *z = osMemNorm(zDir, NULL);
+  char zBuf[256];
+  char *z = zBuf, *zHeap = NULL;
   OsMemNode *p, *pNext;
-  size_t n;
-  if (z == NULL) return COLVEC_NOMEM;
-  n = strlen(z);
+  size_t n = strlen(zDir), i;
+  if (n < sizeof(zBuf)) {
+    for (i = 0; i <= n; i++)
+      zBuf[i] = zDir[i] == '\\' ? '/' : zDir[i];
+    while (n > 0 && zBuf[n - 1] == '/')
+      zBuf[--n] = 0;
+  } else {
+    z = zHeap = osMemNorm(zDir, NULL);
+    if (z == NULL) return COLVEC_NOMEM;
+    n = strlen(z);
+  }
   osMemEnter();
   for (p = osMemList; p; p = pNext) {
     pNext = p->pNext;
@@ -551,7 +562,7 @@ int colvecOsMemRemoveTree(const char *zDir) {
     }
   }
   osMemLeave();
-  colvecFree(z);
+  colvecFree(zHeap);
   return COLVEC_OK;
 }
 
