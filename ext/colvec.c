@@ -50,7 +50,11 @@ static void colvecLoadedAdd(ColvecLoaded *p) {
   sqlite3_mutex_leave(pMutex);
 }
 
-/* Module client-data destructor: removes and frees the entry. */
+/*
+** Module client-data destructor, run when the connection closes: removes
+** and frees the entry, and frees the segments its databases without a
+** file kept in memory.
+*/
 static void colvecLoadedRemove(void *pArg) {
   sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
   ColvecLoaded **pp;
@@ -62,6 +66,7 @@ static void colvecLoadedRemove(void *pArg) {
     }
   }
   sqlite3_mutex_leave(pMutex);
+  colvecSegMemRelease(((ColvecLoaded *)pArg)->db);
   sqlite3_free(pArg);
 }
 

@@ -235,9 +235,11 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 ** recorded with the table (colvecStorageFolder) and never changed (RENAME
 ** touches no files); tables
 ** created before ids have the table name, %XX-escaped, instead. The name
-** is validated whenever it is read back. Databases without a file
-** (":memory:", temporary) use a private temporary folder removed when the
-** table is disconnected. colvec deletes only segment-named files
+** is validated whenever it is read back. A database without a file
+** (":memory:", temporary, memdb) gets a name in the os layer's memory tree
+** instead (colvecSegDbFile): its folders and segments live in memory, by
+** the same code, until the connection closes. colvec deletes only
+** segment-named files
 ** (NNNNNN.seg, NNNNNN.seg.tmp) and then a folder only when it is empty.
 ** The live set is the table's manifest; rows deleted or replaced since a
 ** segment was written are its tombstones (both read through
@@ -284,7 +286,6 @@ struct ColvecSegTable {
   const ColvecConfig *pConfig; /* table definition (not owned) */
   ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
-  int bTempDir;                /* zDir is private and removed at close */
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
@@ -294,18 +295,32 @@ struct ColvecSegTable {
 };
 
 /*
+** Returns the name that schema zDb's segment folders hang off
+** ("<name>-colvec/<folder>"), sqlite3_malloc'd (NULL when out of memory):
+** the database's file name, or for a database without a file (":memory:",
+** temporary, SQLite's memdb VFS) COLVEC_OS_MEMROOT/<connection>/<schema>,
+** a path in the os layer's memory tree that colvecSegMemRelease() frees.
+*/
+char *colvecSegDbFile(sqlite3 *db, const char *zDb);
+
+/*
+** Frees every memory folder and segment of connection db (called when the
+** connection closes; mappings still open keep their bytes until closed).
+*/
+void colvecSegMemRelease(sqlite3 *db);
+
+/*
 ** Returns the path of segment folder zFolder of the database file zFile,
 ** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
 */
 char *colvecSegFolderPath(const char *zFile, const char *zFolder);
 
 /*
-** Chooses an id for a new table of schema zDb and creates its folder
-** (a name nothing on disk uses yet; for a database without a file only
-** the id is chosen), durably: the folder holding it is fsynced, and so is
-** the database's folder, which holds <db>-colvec. Returns SQLITE_OK with
-**pzFolder set
-** (sqlite3_malloc'd), or an error with *pzErr set.
+** Chooses an id for a new table of schema zDb and creates its folder (a
+** name nothing on disk, or in memory, uses yet), durably: the folder
+** holding it is fsynced, and so is the database's folder, which holds
+** <db>-colvec. Returns SQLITE_OK with *pzFolder set (sqlite3_malloc'd), or
+** an error with *pzErr set.
 */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
                        char **pzErr);
@@ -338,7 +353,7 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
                        ColvecStorage *pStorage, const char *zFolder,
                        ColvecSegTable **pp, char **pzErr);
 
-/* Closes every segment and frees the set (removing a private folder). */
+/* Closes every segment and frees the set. */
 void colvecSegTableClose(ColvecSegTable *p);
 
 /* Takes a reference on h (a cursor iterating it keeps it open). */

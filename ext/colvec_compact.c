@@ -381,9 +381,12 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     zTmp = colvecSegPath(pSegs->zDir, iSegid, ".tmp");
     zPath = colvecSegPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK && colvecOsMkdirP(pSegs->zDir, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
+    if (rc == SQLITE_OK) {
+      int rcDir = colvecOsMkdirP(pSegs->zDir, &err);
+      if (rcDir != COLVEC_OK) {
+        *pzErr = sqlite3_mprintf("%s", err.zMsg);
+        rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+      }
     }
     if (rc == SQLITE_OK) {
       rc = colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err);
@@ -525,14 +528,16 @@ static int compactParseName(const char *zName, int64_t *piSegid) {
 ** checkpoints. So in WAL mode the WAL is synced (through
 ** SQLITE_FCNTL_JOURNAL_POINTER), otherwise the database's folder, which
 ** holds the journal. Returns SQLITE_OK or an error code. A database
-** without a file has nothing to sync.
+** without a file has nothing to sync (its name is a memory path).
 */
 static int compactSyncCommitted(ColvecStorage *pStorage) {
   const ColvecConfig *pC = pStorage->pConfig;
-  const char *zFile = sqlite3_db_filename(pStorage->db, pC->zDb);
+  char *zFile = colvecSegDbFile(pStorage->db, pC->zDb);
   int rc = SQLITE_OK;
-  if (zFile == NULL || zFile[0] == 0) return SQLITE_OK;
-  if (colvecStorageIsWal(pStorage)) {
+  if (zFile == NULL) return SQLITE_NOMEM;
+  if (colvecOsMemIs(zFile)) {
+    /* nothing to make durable */
+  } else if (colvecStorageIsWal(pStorage)) {
     sqlite3_file *pWal = NULL;
     if (sqlite3_file_control(pStorage->db, pC->zDb,
                              SQLITE_FCNTL_JOURNAL_POINTER,
@@ -543,6 +548,7 @@ static int compactSyncCommitted(ColvecStorage *pStorage) {
   } else if (colvecOsSyncParent(zFile, NULL) != COLVEC_OK) {
     rc = SQLITE_IOERR;
   }
+  sqlite3_free(zFile);
   return rc;
 }
 

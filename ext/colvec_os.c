@@ -5,6 +5,7 @@
 ** the file in the optional ColvecErr.
 */
 #include "colvec_os.h"
+#include "colvec_os_mem.h"
 
 #if defined(_WIN32)
 #error "colvec_os.c: the Windows port is not written yet (see colvec_os.h)"
@@ -177,6 +178,7 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   ColvecFile *pFile;
 
   *ppFile = NULL;
+  if (colvecOsMemIs(zPath)) return colvecOsMemOpen(zPath, flags, ppFile, pErr);
   if ((flags & COLVEC_OPEN_READONLY) && !(flags & COLVEC_OPEN_READWRITE) &&
       !(flags & COLVEC_OPEN_CREATE)) {
     oflags |= O_RDONLY;
@@ -222,6 +224,7 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
     return rc;
   }
   pFile->fd = fd;
+  pFile->pMem = NULL;
   *ppFile = pFile;
   osAfter(COLVEC_OSOP_OPEN, zPath, NULL, flags, 0);
   return COLVEC_OK;
@@ -235,6 +238,7 @@ int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
   int rc = COLVEC_OK;
   int iFault;
   if (pFile == NULL) return COLVEC_OK;
+  if (pFile->pMem) return colvecOsMemClose(pFile);
   iFault = osBefore(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, NULL);
   /* Never retry close() on EINTR: the descriptor is gone on Linux. */
   if (close(pFile->fd) != 0 && errno != EINTR) {
@@ -261,6 +265,7 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
     colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
   }
+  if (pFile->pMem) return colvecOsMemRead(pFile, pBuf, n, iOff, pErr);
   if (osHook) {
     int iFault = osBefore(COLVEC_OSOP_READ, pFile->zPath, NULL, iOff, NULL);
     if (iFault) return osInjected(pErr, iFault, "read", pFile->zPath);
@@ -298,6 +303,7 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
     colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
   }
+  if (pFile->pMem) return colvecOsMemWrite(pFile, pBuf, n, iOff, pErr);
   if (osHook) {
     int64_t nAllow = n;
     iFault = osBefore(COLVEC_OSOP_WRITE, pFile->zPath, NULL, iOff, &nAllow);
@@ -342,7 +348,9 @@ static int osFsync(int fd) {
 
 /* Makes the contents of pFile durable. COLVEC_IOERR on failure. */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
-  int iFault = osBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
+  int iFault;
+  if (pFile->pMem) return COLVEC_OK; /* nothing to make durable */
+  iFault = osBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "fsync", pFile->zPath);
   if (osFsync(pFile->fd) != 0) return osIoErr(pErr, "fsync", pFile->zPath);
   osAfter(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, 0);
@@ -352,7 +360,9 @@ int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
   struct stat st;
-  int iFault = osBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
+  int iFault;
+  if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
+  iFault = osBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
   *pnByte = 0;
   if (iFault) return osInjected(pErr, iFault, "stat", pFile->zPath);
   if (fstat(pFile->fd, &st) != 0) return osIoErr(pErr, "stat", pFile->zPath);
@@ -370,7 +380,9 @@ int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
 */
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
   int fd, rc = COLVEC_OK;
-  int iFault = osBefore(COLVEC_OSOP_SYNCDIR, zDir, NULL, 0, NULL);
+  int iFault;
+  if (colvecOsMemIs(zDir)) return COLVEC_OK; /* nothing to make durable */
+  iFault = osBefore(COLVEC_OSOP_SYNCDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "fsync folder", zDir);
   do {
     fd = open(zDir, O_RDONLY | O_CLOEXEC
@@ -393,6 +405,7 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
   const char *zSlash = strrchr(zPath, '/');
   char *zDir;
   int rc;
+  if (colvecOsMemIs(zPath)) return COLVEC_OK; /* nothing to make durable */
   if (zSlash == NULL) return colvecOsSyncDir(".", pErr);
   if (zSlash == zPath) return colvecOsSyncDir("/", pErr);
   zDir = osStrndup(zPath, (size_t)(zSlash - zPath));
@@ -407,7 +420,9 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 
 /* Renames zFrom to zTo, atomically replacing zTo if it exists. */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
-  int iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
+  int iFault;
+  if (colvecOsMemIs(zFrom)) return colvecOsMemRename(zFrom, zTo, pErr);
+  iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "rename", zFrom);
   if (rename(zFrom, zTo) != 0) return osIoErr(pErr, "rename", zFrom);
   osAfter(COLVEC_OSOP_RENAME, zFrom, zTo, 0, 0);
@@ -419,7 +434,9 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 ** orphan cleanup can be repeated after a crash.
 */
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
-  int iFault = osBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
+  int iFault;
+  if (colvecOsMemIs(zPath)) return colvecOsMemUnlink(zPath, pErr);
+  iFault = osBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "remove", zPath);
   if (unlink(zPath) != 0) {
     if (errno != ENOENT) return osIoErr(pErr, "remove", zPath);
@@ -432,6 +449,7 @@ int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
 /* Returns 1 when something (file, folder, link) exists at zPath, else 0. */
 int colvecOsExists(const char *zPath) {
   struct stat st;
+  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath) != COLVEC_OS_NONE;
   return lstat(zPath, &st) == 0;
 }
 
@@ -442,6 +460,7 @@ int colvecOsExists(const char *zPath) {
 */
 int colvecOsKind(const char *zPath) {
   struct stat st;
+  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath);
   if (lstat(zPath, &st) != 0) {
     return errno == ENOENT ? COLVEC_OS_NONE : COLVEC_OS_OTHER;
   }
@@ -455,7 +474,9 @@ int colvecOsKind(const char *zPath) {
 ** COLVEC_IOERR.
 */
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
-  int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
+  int iFault;
+  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 0, pErr);
+  iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
   if (mkdir(zDir, OS_DIR_MODE) == 0) {
     osAfter(COLVEC_OSOP_MKDIR, zDir, NULL, 0, 0);
@@ -470,7 +491,9 @@ int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
 ** COLVEC_OK when it is gone (or was not there), else COLVEC_IOERR.
 */
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
-  int iFault = osBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
+  int iFault;
+  if (colvecOsMemIs(zDir)) return colvecOsMemRmdir(zDir, pErr);
+  iFault = osBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "remove folder", zDir);
   if (rmdir(zDir) != 0) {
     if (errno != ENOENT) return osIoErr(pErr, "remove folder", zDir);
@@ -494,6 +517,7 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     colvecErrSet(pErr, 0, "colvec: empty folder name");
     return COLVEC_RANGE;
   }
+  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 1, pErr);
   {
     int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
     if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
@@ -548,6 +572,9 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
   *pazName = NULL;
   *pnName = 0;
+  if (colvecOsMemIs(zDir)) {
+    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
+  }
   {
     int iFault = osBefore(COLVEC_OSOP_LISTDIR, zDir, NULL, 0, NULL);
     if (iFault) return osInjected(pErr, iFault, "list folder", zDir);
@@ -621,6 +648,7 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
   char **azName = NULL;
   int nName = 0, i, rc;
 
+  if (colvecOsMemIs(zDir)) return colvecOsMemRemoveTree(zDir);
   if (lstat(zDir, &st) != 0) {
     if (errno == ENOENT) return COLVEC_OK;
     return osIoErr(pErr, "stat", zDir);
@@ -677,6 +705,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   int mflags = MAP_SHARED;
 
   *ppMap = NULL;
+  if (pFile->pMem) return colvecOsMemMapOpen(pFile, nByte, ppMap, pErr);
   if (nByte < 0 || (uint64_t)nByte > (uint64_t)SIZE_MAX) {
     colvecErrSet(pErr, 0,
                  "colvec: cannot map \"%s\": %lld bytes do not fit in the "
@@ -715,6 +744,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   pMap->a = (const uint8_t *)p;
   pMap->n = nByte;
   pMap->bRandom = 0;
+  pMap->pMem = NULL;
   *ppMap = pMap;
   return COLVEC_OK;
 }
@@ -731,7 +761,7 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr) {
   int64_t nPage = colvecOsPageSize(), iStart, iEnd;
   int adv;
-  if (n <= 0 || pMap->n == 0) return COLVEC_OK;
+  if (n <= 0 || pMap->n == 0 || pMap->pMem) return COLVEC_OK;
   if (iOff < 0 || iOff >= pMap->n) {
     colvecErrSet(pErr, 0, "colvec: advice offset %lld outside mapping",
                  (long long)iOff);
@@ -768,6 +798,10 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
 /* Unmaps and frees pMap (NULL is a no-op). */
 void colvecOsMapClose(ColvecMap *pMap) {
   if (pMap == NULL) return;
+  if (pMap->pMem) {
+    colvecOsMemMapClose(pMap);
+    return;
+  }
   if (pMap->a) munmap((void *)pMap->a, (size_t)pMap->n);
   colvecFree(pMap);
 }
@@ -797,38 +831,6 @@ double colvecOsMicros(void) {
 int colvecOsCpuCount(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
-}
-
-/*
-** Creates a private folder (mode 0700) for the segments of a database that
-** has no file: under $TMPDIR, else /tmp. On success *pzDir is its path,
-** from colvecMalloc (the caller frees it with colvecFree). On error *pzDir
-** is NULL and COLVEC_IOERR or COLVEC_NOMEM is returned.
-*/
-int colvecOsTempDir(char **pzDir, ColvecErr *pErr) {
-  const char *zTmp = getenv("TMPDIR");
-  const char *zBase = zTmp && zTmp[0] ? zTmp : "/tmp";
-  size_t n = strlen(zBase) + sizeof("/colvec-XXXXXX");
-  char *zDir = (char *)colvecMalloc((int64_t)n);
-  *pzDir = NULL;
-  if (zDir == NULL) {
-    colvecErrSet(pErr, 0, "colvec: out of memory creating a temporary folder");
-    return COLVEC_NOMEM;
-  }
-  snprintf(zDir, n, "%s/colvec-XXXXXX", zBase);
-  {
-    int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
-    if (iFault || mkdtemp(zDir) == NULL) {
-      int rc;
-      if (iFault) errno = iFault;
-      rc = osIoErr(pErr, "create a temporary folder in", zBase);
-      colvecFree(zDir);
-      return rc;
-    }
-  }
-  osAfter(COLVEC_OSOP_MKDIR, zDir, NULL, 0, 0);
-  *pzDir = zDir;
-  return COLVEC_OK;
 }
 
 /* Advice on any range of a mapping; see colvec_os.h. */

@@ -18,7 +18,10 @@
 ** keep these signatures and put a HANDLE in ColvecFile (CreateFileW,
 ** ReadFile/WriteFile with OVERLAPPED offsets, FlushFileBuffers,
 ** MoveFileExW(MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH),
-** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory).
+** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory). Every call
+** that takes a path first hands a path under COLVEC_OS_MEMROOT to
+** colvec_os_mem.c (portable, no system call), and every call on an open
+** file or mapping whose pMem is set likewise; a port keeps those tests.
 */
 #ifndef COLVEC_OS_H
 #define COLVEC_OS_H
@@ -52,6 +55,7 @@ struct ColvecFile {
   int fd; /* POSIX file descriptor, close-on-exec */
 #endif
   char *zPath; /* copy of the path, for messages (owned) */
+  void *pMem;  /* a memory file's handle (colvec_os_mem.c), else NULL */
 };
 
 /*
@@ -63,6 +67,7 @@ struct ColvecMap {
   const uint8_t *a; /* first byte of the mapping */
   int64_t n;        /* bytes mapped (the file size at mapping time) */
   int bRandom;      /* MADV_RANDOM has been applied to some range */
+  void *pMem;       /* the memory file whose bytes a is, else NULL */
 };
 
 /* Flags of colvecOsOpen(). */
@@ -161,7 +166,18 @@ const char *colvecOsBaseName(const char *zPath);
 int64_t colvecOsPageSize(void);
 double colvecOsMicros(void);
 int colvecOsCpuCount(void);
-int colvecOsTempDir(char **pzDir, ColvecErr *pErr);
+
+/*
+** Memory folders. A path whose first component is COLVEC_OS_MEMROOT names
+** a file or folder kept in memory (colvec_os_mem.c), not on disk: every
+** call above works on it as on a local disk, fsync does nothing, a mapping
+** is a pointer to the bytes (no copy), and nothing reaches the file system
+** or the test hook. The tree is process-wide; whoever makes a folder there
+** removes it (colvecOsRemoveTree). Segments of databases without a file
+** live there.
+*/
+#define COLVEC_OS_MEMROOT "<memory>"
+int colvecOsMemIs(const char *zPath);
 
 /* Memory advice on any range of a read-only mapping, widened to whole pages
 ** (COLVEC_ADVICE_* above, or COLVEC_ADVICE_POPULATE: fault the pages in now,

@@ -49,6 +49,58 @@ void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h && --h->nRef <= 0) segHandleFree(pC, h);
 }
 
+/*
+** Returns non-zero when schema zDb of db has no file of its own: ":memory:"
+** and temporary databases (no file name), and databases of SQLite's memdb
+** VFS (sqlite3_deserialize, "file:/x?vfs=memdb"), whose name is not a path
+** on disk.
+*/
+static int segNoFile(sqlite3 *db, const char *zDb) {
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  sqlite3_vfs *pVfs = NULL;
+  if (zFile == NULL || zFile[0] == 0) return 1;
+  return sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs) ==
+             SQLITE_OK &&
+         pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb") == 0;
+}
+
+/* The name segment folders hang off; see colvecInt.h. */
+char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
+  char *zOut, *z;
+  int i;
+  if (!segNoFile(db, zDb)) {
+    return sqlite3_mprintf("%s", sqlite3_db_filename(db, zDb));
+  }
+  /* COLVEC_OS_MEMROOT/<connection>/<schema, bytes other than [A-Za-z0-9_]
+  ** as %XX>: one name per connection and schema, no separator inside */
+  zOut = sqlite3_malloc64(strlen(zDb) * 3 + 64);
+  if (zOut == NULL) return NULL;
+  sqlite3_snprintf(48, zOut, "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP,
+                   COLVEC_OS_MEMROOT, (void *)db);
+  z = zOut + strlen(zOut);
+  for (i = 0; zDb[i]; i++) {
+    unsigned char c = (unsigned char)zDb[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') || c == '_') {
+      *z++ = (char)c;
+    } else {
+      *z++ = '%';
+      *z++ = "0123456789ABCDEF"[c >> 4];
+      *z++ = "0123456789ABCDEF"[c & 15];
+    }
+  }
+  *z = 0;
+  return zOut;
+}
+
+/* Frees the segments of db's databases without a file; see colvecInt.h. */
+void colvecSegMemRelease(sqlite3 *db) {
+  char zDir[64];
+  sqlite3_snprintf(sizeof(zDir), zDir, "%s" COLVEC_OS_SEP "%p",
+                   COLVEC_OS_MEMROOT, (void *)db);
+  colvecOsRemoveTree(zDir, NULL);
+}
+
 /* Path of a table's segment folder; see colvecInt.h. */
 char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
   return sqlite3_mprintf("%s-colvec" COLVEC_OS_SEP "%s", zFile, zFolder);
@@ -84,13 +136,12 @@ void colvecSegFolderRemove(const char *zDir) {
 
 /* Removes orphan table folders; see colvecInt.h. */
 void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
-  const char *zFile = sqlite3_db_filename(db, zDb);
+  char *zFile = colvecSegDbFile(db, zDb);
   ColvecFolderList list;
-  char *zRoot;
+  char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
   char **azName = NULL;
   int nName = 0, i, j;
-  if (zFile == NULL || zFile[0] == 0) return;
-  zRoot = sqlite3_mprintf("%s-colvec", zFile);
+  sqlite3_free(zFile);
   if (zRoot == NULL) return;
   if (colvecOsListDir(zRoot, NULL, &azName, &nName, NULL) == COLVEC_OK &&
       nName > 0 &&
@@ -119,17 +170,18 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
 /* Chooses and creates a new table folder; see colvecInt.h. */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
                        char **pzErr) {
-  const char *zFile = sqlite3_db_filename(db, zDb);
-  int bFile = zFile != NULL && zFile[0] != 0;
-  char *zRoot = bFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
+  char *zFile = colvecSegDbFile(db, zDb);
+  char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
   ColvecErr err;
   int rc = SQLITE_OK, iTry;
   *pzFolder = NULL;
   err.zMsg[0] = 0;
-  if (bFile && zRoot == NULL) return SQLITE_NOMEM;
-  if (bFile && colvecOsMkdirP(zRoot, &err) != COLVEC_OK) {
+  sqlite3_free(zFile);
+  if (zRoot == NULL) return SQLITE_NOMEM;
+  rc = colvecOsMkdirP(zRoot, &err);
+  if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = SQLITE_CANTOPEN;
+    rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
   }
   for (iTry = 0; rc == SQLITE_OK && iTry < 100; iTry++) {
     sqlite3_uint64 iRand = 0;
@@ -141,7 +193,6 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
       rc = SQLITE_NOMEM;
       break;
     }
-    if (!bFile) break; /* no folder is made: the table uses a private one */
     zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zRoot, *pzFolder);
     if (zDir == NULL) {
       rc = SQLITE_NOMEM;
@@ -160,7 +211,7 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     *pzFolder = NULL;
     if (rcDir != COLVEC_ERROR) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
+      rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
     }
   }
   if (rc == SQLITE_OK && *pzFolder == NULL) {
@@ -177,49 +228,30 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
                        ColvecStorage *pStorage, const char *zFolder,
                        ColvecSegTable **pp, char **pzErr) {
   ColvecSegTable *p = sqlite3_malloc(sizeof(ColvecSegTable));
-  const char *zFile = sqlite3_db_filename(db, pConfig->zDb);
+  char *zFile = colvecSegDbFile(db, pConfig->zDb);
   int rc = SQLITE_OK;
   *pp = NULL;
-  if (p == NULL) return SQLITE_NOMEM;
+  if (p == NULL) {
+    sqlite3_free(zFile);
+    return SQLITE_NOMEM;
+  }
   memset(p, 0, sizeof(*p));
   p->db = db;
   p->pConfig = pConfig;
   p->pStorage = pStorage;
-  if (zFile == NULL || zFile[0] == 0) {
-    /* no file: a private temporary folder */
-    char *zTemp = NULL;
-    ColvecErr err;
-    colvecErrClear(&err);
-    rc = colvecOsTempDir(&zTemp, &err);
-    if (rc == COLVEC_OK) {
-      p->zDir = sqlite3_mprintf("%s", zTemp);
-      if (p->zDir == NULL) {
-        colvecOsRmdir(zTemp, NULL);
-        rc = SQLITE_NOMEM;
-      } else {
-        p->bTempDir = 1;
-      }
-      colvecFree(zTemp);
-    } else if (rc == COLVEC_NOMEM) {
-      rc = SQLITE_NOMEM;
-    } else {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = SQLITE_CANTOPEN;
-    }
-  } else {
-    /* zFolder was validated (colvecStorageFolder) or just made
-    ** (colvecSegFolderNew); a link in its place is never followed */
-    p->zDir = colvecSegFolderPath(zFile, zFolder);
-    if (p->zDir == NULL) {
-      rc = SQLITE_NOMEM;
-    } else if (colvecOsKind(p->zDir) == COLVEC_OS_OTHER) {
-      *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
-                               "folder (symbolic links are not followed): "
-                               "the table is damaged",
-                               pConfig->zName, p->zDir);
-      rc = SQLITE_CORRUPT_VTAB;
-    }
+  /* zFolder was validated (colvecStorageFolder) or just made
+  ** (colvecSegFolderNew); a link in its place is never followed */
+  p->zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
+  if (p->zDir == NULL) {
+    rc = SQLITE_NOMEM;
+  } else if (colvecOsKind(p->zDir) == COLVEC_OS_OTHER) {
+    *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
+                             "folder (symbolic links are not followed): "
+                             "the table is damaged",
+                             pConfig->zName, p->zDir);
+    rc = SQLITE_CORRUPT_VTAB;
   }
+  sqlite3_free(zFile);
   if (rc != SQLITE_OK) {
     colvecSegTableClose(p);
     return rc;
@@ -235,7 +267,6 @@ void colvecSegTableClose(ColvecSegTable *p) {
     for (i = 0; i < p->nSeg; i++)
       colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
-    if (p->bTempDir && p->zDir) colvecSegFolderRemove(p->zDir);
     sqlite3_free(p->zDir);
     sqlite3_free(p);
   }
@@ -261,6 +292,7 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
   const ColvecConfig *pC = p->pConfig;
   const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
   const char *zBase = zFile ? colvecOsBaseName(zFile) : "";
+  int bMem = colvecOsMemIs(p->zDir);
   sqlite3_int64 iNext = 0;
   char **azName = NULL;
   int nName = 0, nNewer = 0, nOlder = 0, i;
@@ -289,6 +321,15 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
         "the read transaction is too old, retry it",
         (long long)iSegid, pC->zName);
     return SQLITE_BUSY_SNAPSHOT;
+  }
+  if (nOlder == 0 && bMem) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment files of table %s are missing: a database without a "
+        "file keeps them in the memory of the connection that wrote them, "
+        "and this copy of it does not have them (see README 'Databases "
+        "without a file')",
+        pC->zName);
+    return COLVEC_CORRUPT_VTAB;
   }
   if (nOlder == 0) {
     *pzErr = sqlite3_mprintf(

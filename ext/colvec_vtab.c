@@ -190,10 +190,11 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   }
   if (rc != SQLITE_OK && bMadeFolder) {
     /* the folder this failed CREATE made is still empty */
-    const char *zFile = sqlite3_db_filename(db, pTab->pConfig->zDb);
-    char *zDir = zFile && zFile[0] ? colvecSegFolderPath(zFile, zFolder) : NULL;
+    char *zFile = colvecSegDbFile(db, pTab->pConfig->zDb);
+    char *zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
     if (zDir) colvecOsRmdir(zDir, NULL);
     sqlite3_free(zDir);
+    sqlite3_free(zFile);
   }
   sqlite3_free(zFolder);
   sqlite3_free(zDecl);
@@ -241,9 +242,7 @@ static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int rc = colvecStorageDestroy(pTab->pStorage);
   if (rc == SQLITE_OK) {
-    if (sqlite3_get_autocommit(pTab->db) && !pTab->pSegs->bTempDir) {
-      vtabDropFiles(pTab);
-    }
+    if (sqlite3_get_autocommit(pTab->db)) vtabDropFiles(pTab);
     vtabFree(pTab);
   }
   return rc;

@@ -23,7 +23,10 @@
 **   - sqlite3_close() frees every byte (sqlite3_memory_used() returns to
 **     its value before the open).
 ** The parent reports crashes and hangs (the child's signal) with N and the
-** step being run. Requires env COLVEC_EXT (path of colvec.so); exits 77
+** step being run. Scripts 1 and 4 also run on a ":memory:" database, whose
+** segments colvec keeps in memory (script1_memory,
+** script4_memory_transient). Requires env COLVEC_EXT (path of colvec.so); exits
+*77
 ** when it is unset. CK_RUN_CASE=script1_transient (etc.) runs one case;
 ** COLVEC_OOM_N=n tries only N=n (to reproduce a report); COLVEC_OOM_FULL=1
 ** tries every N (minutes; also set CK_TIMEOUT_MULTIPLIER=20).
@@ -571,6 +574,10 @@ static int oomRmEntry(const char *zPath, const struct stat *pSt, int eFlag,
   return remove(zPath);
 }
 
+/* Non-zero: scripts run on a ":memory:" database, whose segments colvec
+** keeps in memory (memory folders), so that their allocations fail too. */
+static int oomMemory = 0;
+
 /*
 ** Opens a fresh database in a new mkdtemp() folder (its path written to
 ** zDir, size >= 64) with colvec loaded and synchronous=OFF. Returns the
@@ -582,16 +589,21 @@ static sqlite3 *oomOpen(char *zDir) {
   char zDb[300];
   char *zErr = NULL;
   sqlite3 *db = NULL;
-  if (zTmp == NULL) {
+  if (oomMemory) {
+    zDir[0] = 0;
+    snprintf(zDb, sizeof(zDb), ":memory:");
+  } else if (zTmp == NULL) {
     /* tmpfs keeps the many small runs off the disk. */
     zTmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   }
-  snprintf(zDir, 256, "%s/colvec-oom-XXXXXX", zTmp);
-  if (mkdtemp(zDir) == NULL) {
-    fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
-    return NULL;
+  if (!oomMemory) {
+    snprintf(zDir, 256, "%s/colvec-oom-XXXXXX", zTmp);
+    if (mkdtemp(zDir) == NULL) {
+      fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+      return NULL;
+    }
+    snprintf(zDb, sizeof(zDb), "%s/test.db", zDir);
   }
-  snprintf(zDb, sizeof(zDb), "%s/test.db", zDir);
   if (sqlite3_open(zDb, &db) != SQLITE_OK) {
     fprintf(stderr, "open %s: %s\n", zDb, sqlite3_errmsg(db));
     sqlite3_close(db);
@@ -612,7 +624,7 @@ static sqlite3 *oomOpen(char *zDir) {
 ** sqlite3_close() result code. */
 static int oomClose(sqlite3 *db, const char *zDir) {
   int rc = sqlite3_close(db);
-  nftw(zDir, oomRmEntry, 16, FTW_DEPTH | FTW_PHYS);
+  if (zDir[0]) nftw(zDir, oomRmEntry, 16, FTW_DEPTH | FTW_PHYS);
   return rc;
 }
 
@@ -1003,6 +1015,28 @@ START_TEST(test_oom_script4_transient) {
 }
 END_TEST
 
+/* Script 1 on a ":memory:" database (segments in memory), persistent. */
+START_TEST(test_oom_script1_memory) {
+  OomScript s;
+  oomMemory = 1;
+  oomScript1(&s);
+  s.zName = "script1 (:memory:)";
+  oomLoop(&s, 1, OOM_DENSE, 4);
+  oomMemory = 0;
+}
+END_TEST
+
+/* Script 4 on a ":memory:" database, transient failure. */
+START_TEST(test_oom_script4_memory_transient) {
+  OomScript s;
+  oomMemory = 1;
+  oomScript4(&s);
+  s.zName = "script4 (:memory:)";
+  oomLoop(&s, 0, 8, 2);
+  oomMemory = 0;
+}
+END_TEST
+
 /* Adds test tf to suite s as its own test case zName (so CK_RUN_CASE can
 ** pick one). */
 static void oomAddCase(Suite *s, const char *zName, const TTest *tf) {
@@ -1022,6 +1056,8 @@ static Suite *oomSuite(void) {
   oomAddCase(s, "script3_transient", test_oom_script3_transient);
   oomAddCase(s, "script4", test_oom_script4);
   oomAddCase(s, "script4_transient", test_oom_script4_transient);
+  oomAddCase(s, "script1_memory", test_oom_script1_memory);
+  oomAddCase(s, "script4_memory_transient", test_oom_script4_memory_transient);
   return s;
 }
 

@@ -1,0 +1,612 @@
+/*
+** colvec_os_mem.c — memory folders: files kept in memory under the path
+** COLVEC_OS_MEMROOT, for databases that have no file (":memory:", a
+** temporary database, one loaded with sqlite3_deserialize). The interface
+** and the rules are in colvec_os_mem.h; colvec_os.c hands every call on
+** such a path (or on a file opened from one) to the functions here.
+*/
+#include "colvec_os_mem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#include <windows.h>
+#elif !defined(COLVEC_OMIT_THREADS)
+#include <pthread.h>
+#endif
+
+/* Alignment of the first byte of every memory file (a section's). */
+#define OSMEM_ALIGN 64
+
+typedef struct OsMemNode OsMemNode;
+typedef struct OsMemHandle OsMemHandle;
+
+/* A file or folder of the tree, or the bytes of an unlinked file. */
+struct OsMemNode {
+  char *zPath;      /* full path, '/'-separated; NULL once unlinked */
+  int bDir;         /* a folder */
+  void *pAlloc;     /* the allocation holding the bytes, or NULL */
+  uint8_t *a;       /* first byte: pAlloc rounded up to OSMEM_ALIGN */
+  int64_t n;        /* file size in bytes */
+  int64_t nAlloc;   /* bytes available from a */
+  int nRef;         /* 1 while linked, + open files + mappings */
+  int nMap;         /* mappings of the bytes (no write while > 0) */
+  OsMemNode *pNext; /* next linked node (osMemList) */
+};
+
+/* What ColvecFile.pMem points at for a file opened in memory. */
+struct OsMemHandle {
+  OsMemNode *pNode; /* the file (one reference) */
+  int bWrite;       /* opened read/write */
+};
+
+/* Every linked node of the process, in no order. Guarded by the lock. */
+static OsMemNode *osMemList = NULL;
+
+#if defined(_WIN32)
+static SRWLOCK osMemMutex = SRWLOCK_INIT; /* guards osMemList and nodes */
+/* Takes the lock of the tree. */
+static void osMemEnter(void) { AcquireSRWLockExclusive(&osMemMutex); }
+/* Releases the lock of the tree. */
+static void osMemLeave(void) { ReleaseSRWLockExclusive(&osMemMutex); }
+#elif !defined(COLVEC_OMIT_THREADS)
+static pthread_mutex_t osMemMutex = PTHREAD_MUTEX_INITIALIZER; /* as above */
+/* Takes the lock of the tree. */
+static void osMemEnter(void) { pthread_mutex_lock(&osMemMutex); }
+/* Releases the lock of the tree. */
+static void osMemLeave(void) { pthread_mutex_unlock(&osMemMutex); }
+#else
+/* Takes the lock of the tree (a build without threads has none). */
+static void osMemEnter(void) {}
+/* Releases the lock of the tree. */
+static void osMemLeave(void) {}
+#endif
+
+/* Returns non-zero when zPath names the memory tree; see colvec_os.h. */
+int colvecOsMemIs(const char *zPath) {
+  size_t n = sizeof(COLVEC_OS_MEMROOT) - 1;
+  return zPath && strncmp(zPath, COLVEC_OS_MEMROOT, n) == 0 &&
+         (zPath[n] == 0 || zPath[n] == '/' || zPath[n] == '\\');
+}
+
+/*
+** Returns a copy of zPath with '\' turned into '/' and without a trailing
+** separator, from colvecMalloc (caller frees), or NULL when out of memory
+** (with pErr set).
+*/
+static char *osMemNorm(const char *zPath, ColvecErr *pErr) {
+  size_t n = strlen(zPath), i;
+  char *z = (char *)colvecMalloc((int64_t)n + 1);
+  if (z == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory at \"%s\"", zPath);
+    return NULL;
+  }
+  for (i = 0; i < n; i++)
+    z[i] = zPath[i] == '\\' ? '/' : zPath[i];
+  while (n > 0 && z[n - 1] == '/')
+    n--;
+  z[n] = 0;
+  return z;
+}
+
+/* Returns the linked node at normalized path z, or NULL. Lock held. */
+static OsMemNode *osMemFind(const char *z) {
+  OsMemNode *p;
+  for (p = osMemList; p; p = p->pNext) {
+    if (strcmp(p->zPath, z) == 0) return p;
+  }
+  return NULL;
+}
+
+/*
+** Returns non-zero when the folder that holds normalized path z exists:
+** the root, or a linked folder node. Lock held.
+*/
+static int osMemParentOk(const char *z) {
+  const char *zSlash = strrchr(z, '/');
+  OsMemNode *p;
+  size_t n;
+  if (zSlash == NULL) return 0; /* the root has no parent */
+  n = (size_t)(zSlash - z);
+  if (n == sizeof(COLVEC_OS_MEMROOT) - 1 &&
+      memcmp(z, COLVEC_OS_MEMROOT, n) == 0) {
+    return 1;
+  }
+  for (p = osMemList; p; p = p->pNext) {
+    if (p->bDir && strlen(p->zPath) == n && memcmp(p->zPath, z, n) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Drops one reference on p; the last frees it (it is unlinked). Lock held. */
+static void osMemUnref(OsMemNode *p) {
+  if (--p->nRef == 0) {
+    colvecFree(p->pAlloc);
+    colvecFree(p->zPath);
+    colvecFree(p);
+  }
+}
+
+/* Removes p from the tree (its name goes; its bytes stay while referenced). */
+static void osMemUnlinkNode(OsMemNode *p) {
+  OsMemNode **pp;
+  for (pp = &osMemList; *pp; pp = &(*pp)->pNext) {
+    if (*pp == p) {
+      *pp = p->pNext;
+      break;
+    }
+  }
+  colvecFree(p->zPath);
+  p->zPath = NULL;
+  p->pNext = NULL;
+  osMemUnref(p);
+}
+
+/*
+** Links a new node of normalized path z (taking ownership of z) as a folder
+** or an empty file. Returns it, or NULL when out of memory (z freed). Lock
+** held.
+*/
+static OsMemNode *osMemAdd(char *z, int bDir) {
+  OsMemNode *p = (OsMemNode *)colvecMalloc(sizeof(OsMemNode));
+  if (p == NULL) {
+    colvecFree(z);
+    return NULL;
+  }
+  memset(p, 0, sizeof(*p));
+  p->zPath = z;
+  p->bDir = bDir;
+  p->nRef = 1;
+  p->pNext = osMemList;
+  osMemList = p;
+  return p;
+}
+
+/* Sets pErr for a failing operation zOp on zPath and returns COLVEC_IOERR. */
+static int osMemErr(ColvecErr *pErr, int iErrno, const char *zOp,
+                    const char *zPath) {
+  colvecErrSet(pErr, iErrno, "colvec: cannot %s \"%s\"", zOp, zPath);
+  return COLVEC_IOERR;
+}
+
+/* Opens a memory file; see colvecOsOpen(). */
+int colvecOsMemOpen(const char *zPath, int flags, ColvecFile **ppFile,
+                    ColvecErr *pErr) {
+  int bWrite = (flags & COLVEC_OPEN_READWRITE) != 0;
+  char *z = osMemNorm(zPath, pErr);
+  ColvecFile *pFile = NULL;
+  OsMemHandle *pH = NULL;
+  OsMemNode *p;
+  int rc = COLVEC_OK;
+  *ppFile = NULL;
+  if (z == NULL) return COLVEC_NOMEM;
+  pFile = (ColvecFile *)colvecMallocZero(&rc, sizeof(ColvecFile));
+  pH = (OsMemHandle *)colvecMallocZero(&rc, sizeof(OsMemHandle));
+  if (pFile)
+    pFile->zPath = (char *)colvecMallocZero(&rc, (int64_t)strlen(z) + 1);
+  if (rc != COLVEC_OK) {
+    colvecErrSet(pErr, 0, "colvec: out of memory opening \"%s\"", zPath);
+    goto fail;
+  }
+  osMemEnter();
+  p = osMemFind(z);
+  if (p && p->bDir) {
+    rc = osMemErr(pErr, EISDIR, "open", zPath);
+  } else if (p && (flags & COLVEC_OPEN_CREATE) &&
+             (flags & COLVEC_OPEN_EXCLUSIVE)) {
+    rc = osMemErr(pErr, EEXIST, "open", zPath);
+  } else if (p == NULL && !(bWrite && (flags & COLVEC_OPEN_CREATE))) {
+    rc = osMemErr(pErr, ENOENT, "open", zPath);
+  } else if (p == NULL && !osMemParentOk(z)) {
+    rc = osMemErr(pErr, ENOENT, "open", zPath);
+  } else if (p == NULL) {
+    char *zCopy = (char *)colvecMalloc((int64_t)strlen(z) + 1);
+    if (zCopy) memcpy(zCopy, z, strlen(z) + 1);
+    p = zCopy ? osMemAdd(zCopy, 0) : NULL;
+    if (p == NULL) {
+      colvecErrSet(pErr, 0, "colvec: out of memory opening \"%s\"", zPath);
+      rc = COLVEC_NOMEM;
+    }
+  } else if (bWrite && (flags & COLVEC_OPEN_CREATE)) {
+    if (p->nMap > 0) {
+      rc = osMemErr(pErr, EBUSY, "open", zPath);
+    } else {
+      p->n = 0; /* truncate */
+    }
+  }
+  if (rc == COLVEC_OK) {
+    p->nRef++;
+    pH->pNode = p;
+    pH->bWrite = bWrite;
+  }
+  osMemLeave();
+  if (rc != COLVEC_OK) goto fail;
+  memcpy(pFile->zPath, z, strlen(z) + 1);
+  pFile->pMem = pH;
+  colvecFree(z);
+  *ppFile = pFile;
+  return COLVEC_OK;
+fail:
+  if (pFile) colvecFree(pFile->zPath);
+  colvecFree(pFile);
+  colvecFree(pH);
+  colvecFree(z);
+  return rc;
+}
+
+/* Closes a memory file (never fails); see colvecOsClose(). */
+int colvecOsMemClose(ColvecFile *pFile) {
+  OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
+  osMemEnter();
+  osMemUnref(pH->pNode);
+  osMemLeave();
+  colvecFree(pH);
+  colvecFree(pFile->zPath);
+  colvecFree(pFile);
+  return COLVEC_OK;
+}
+
+/* Copies bytes of a memory file out; see colvecOsRead(). */
+int colvecOsMemRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
+                    ColvecErr *pErr) {
+  OsMemNode *p = ((OsMemHandle *)pFile->pMem)->pNode;
+  int rc = COLVEC_OK;
+  osMemEnter();
+  if (iOff > p->n || n > p->n - iOff) {
+    colvecErrSet(pErr, 0,
+                 "colvec: cannot read \"%s\": short read at offset %lld",
+                 pFile->zPath, (long long)iOff);
+    rc = COLVEC_IOERR;
+  } else if (n > 0) {
+    memcpy(pBuf, p->a + iOff, (size_t)n);
+  }
+  osMemLeave();
+  return rc;
+}
+
+/*
+** Makes room for at least nNeed bytes in p, growing by half again to keep
+** appends amortized. Returns COLVEC_OK or COLVEC_NOMEM. Lock held.
+*/
+static int osMemGrow(OsMemNode *p, int64_t nNeed) {
+  int64_t nNew;
+  void *pNew;
+  uint8_t *aNew;
+  if (nNeed <= p->nAlloc) return COLVEC_OK;
+  nNew = p->nAlloc + p->nAlloc / 2;
+  if (nNew < nNeed) nNew = nNeed;
+  if (nNew < 4096) nNew = 4096;
+  pNew = colvecMalloc(nNew + OSMEM_ALIGN);
+  if (pNew == NULL) return COLVEC_NOMEM;
+  aNew = (uint8_t *)pNew + (OSMEM_ALIGN - (uintptr_t)pNew % OSMEM_ALIGN);
+  if (p->n > 0) memcpy(aNew, p->a, (size_t)p->n);
+  colvecFree(p->pAlloc);
+  p->pAlloc = pNew;
+  p->a = aNew;
+  p->nAlloc = nNew;
+  return COLVEC_OK;
+}
+
+/* Writes bytes into a memory file; see colvecOsWrite(). */
+int colvecOsMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
+                     int64_t iOff, ColvecErr *pErr) {
+  OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
+  OsMemNode *p = pH->pNode;
+  int rc = COLVEC_OK;
+  if (n == 0) return COLVEC_OK;
+  osMemEnter();
+  if (!pH->bWrite) {
+    rc = osMemErr(pErr, EBADF, "write", pFile->zPath);
+  } else if (p->nMap > 0) {
+    rc = osMemErr(pErr, EBUSY, "write", pFile->zPath);
+  } else if (osMemGrow(p, iOff + n) != COLVEC_OK) {
+    colvecErrSet(pErr, 0, "colvec: out of memory writing \"%s\"", pFile->zPath);
+    rc = COLVEC_NOMEM;
+  } else {
+    if (iOff > p->n) memset(p->a + p->n, 0, (size_t)(iOff - p->n));
+    memcpy(p->a + iOff, pBuf, (size_t)n);
+    if (iOff + n > p->n) p->n = iOff + n;
+  }
+  osMemLeave();
+  return rc;
+}
+
+/* Stores the size of a memory file in *pnByte; see colvecOsFileSize(). */
+int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte) {
+  osMemEnter();
+  *pnByte = ((OsMemHandle *)pFile->pMem)->pNode->n;
+  osMemLeave();
+  return COLVEC_OK;
+}
+
+/* Renames a memory file, replacing the target; see colvecOsRename(). */
+int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  char *zF = osMemNorm(zFrom, pErr);
+  char *zT = zF ? osMemNorm(zTo, pErr) : NULL;
+  int rc = COLVEC_OK;
+  OsMemNode *pSrc, *pDst;
+  if (zT == NULL) {
+    colvecFree(zF);
+    return COLVEC_NOMEM;
+  }
+  osMemEnter();
+  pSrc = osMemFind(zF);
+  pDst = osMemFind(zT);
+  if (pSrc == NULL) {
+    rc = osMemErr(pErr, ENOENT, "rename", zFrom);
+  } else if (!colvecOsMemIs(zTo) || !osMemParentOk(zT)) {
+    rc = osMemErr(pErr, ENOENT, "rename", zFrom);
+  } else if (pSrc->bDir || (pDst && pDst->bDir)) {
+    rc = osMemErr(pErr, EISDIR, "rename", zFrom);
+  } else if (pSrc != pDst) {
+    if (pDst) osMemUnlinkNode(pDst);
+    colvecFree(pSrc->zPath);
+    pSrc->zPath = zT;
+    zT = NULL;
+  }
+  osMemLeave();
+  colvecFree(zF);
+  colvecFree(zT);
+  return rc;
+}
+
+/* Removes a memory file (a missing one is fine); see colvecOsUnlink(). */
+int colvecOsMemUnlink(const char *zPath, ColvecErr *pErr) {
+  char *z = osMemNorm(zPath, pErr);
+  OsMemNode *p;
+  int rc = COLVEC_OK;
+  if (z == NULL) return COLVEC_NOMEM;
+  osMemEnter();
+  p = osMemFind(z);
+  if (p && p->bDir) {
+    rc = osMemErr(pErr, EISDIR, "remove", zPath);
+  } else if (p) {
+    osMemUnlinkNode(p);
+  }
+  osMemLeave();
+  colvecFree(z);
+  return rc;
+}
+
+/* Says what is at a memory path (COLVEC_OS_*); see colvecOsKind(). */
+int colvecOsMemKind(const char *zPath) {
+  char *z = osMemNorm(zPath, NULL);
+  OsMemNode *p;
+  int eKind;
+  if (z == NULL) return COLVEC_OS_OTHER;
+  if (strcmp(z, COLVEC_OS_MEMROOT) == 0) {
+    colvecFree(z);
+    return COLVEC_OS_DIR;
+  }
+  osMemEnter();
+  p = osMemFind(z);
+  eKind = p == NULL ? COLVEC_OS_NONE
+          : p->bDir ? COLVEC_OS_DIR
+                    : COLVEC_OS_OTHER;
+  osMemLeave();
+  colvecFree(z);
+  return eKind;
+}
+
+/*
+** Creates memory folder zDir: with bParents every missing parent too and
+** an existing folder is fine (colvecOsMkdirP()); without, the parent must
+** exist and anything at zDir gives COLVEC_ERROR (colvecOsMkdir()).
+*/
+int colvecOsMemMkdir(const char *zDir, int bParents, ColvecErr *pErr) {
+  char *z = osMemNorm(zDir, pErr);
+  size_t n, i, nRoot = sizeof(COLVEC_OS_MEMROOT) - 1;
+  int rc = COLVEC_OK;
+  if (z == NULL) return COLVEC_NOMEM;
+  n = strlen(z);
+  osMemEnter();
+  /* each prefix that ends before a '/' after the root, then the whole */
+  for (i = bParents ? nRoot + 1 : n; i <= n && rc == COLVEC_OK; i++) {
+    OsMemNode *p;
+    char *zPart;
+    if (i < n && z[i] != '/') continue;
+    z[i] = 0;
+    p = osMemFind(z);
+    if (p && !p->bDir) {
+      rc = osMemErr(pErr, ENOTDIR, "create folder", z);
+    } else if (p && !bParents) {
+      rc = COLVEC_ERROR; /* something is there: the caller tries another */
+    } else if (p == NULL && i > nRoot) {
+      if (!osMemParentOk(z)) {
+        rc = osMemErr(pErr, ENOENT, "create folder", z);
+      } else {
+        zPart = (char *)colvecMalloc((int64_t)i + 1);
+        if (zPart) memcpy(zPart, z, i + 1);
+        if (zPart == NULL || osMemAdd(zPart, 1) == NULL) {
+          colvecErrSet(pErr, 0, "colvec: out of memory creating \"%s\"", zDir);
+          rc = COLVEC_NOMEM;
+        }
+      }
+    }
+    if (i < n) z[i] = '/';
+  }
+  osMemLeave();
+  colvecFree(z);
+  return rc;
+}
+
+/*
+** Returns non-zero when normalized path zChild lies directly in folder zDir
+** (nDir bytes); with bDeep, anywhere below it.
+*/
+static int osMemIsBelow(const char *zChild, const char *zDir, size_t nDir,
+                        int bDeep) {
+  if (strncmp(zChild, zDir, nDir) != 0 || zChild[nDir] != '/') return 0;
+  return bDeep || strchr(zChild + nDir + 1, '/') == NULL;
+}
+
+/* Removes an empty memory folder; see colvecOsRmdir(). */
+int colvecOsMemRmdir(const char *zDir, ColvecErr *pErr) {
+  char *z = osMemNorm(zDir, pErr);
+  OsMemNode *p, *pDir = NULL;
+  size_t n;
+  int rc = COLVEC_OK;
+  if (z == NULL) return COLVEC_NOMEM;
+  n = strlen(z);
+  osMemEnter();
+  for (p = osMemList; p && rc == COLVEC_OK; p = p->pNext) {
+    if (strcmp(p->zPath, z) == 0) pDir = p;
+    if (osMemIsBelow(p->zPath, z, n, 0)) {
+      rc = osMemErr(pErr, ENOTEMPTY, "remove folder", zDir);
+    }
+  }
+  if (rc == COLVEC_OK && pDir && !pDir->bDir) {
+    rc = osMemErr(pErr, ENOTDIR, "remove folder", zDir);
+  } else if (rc == COLVEC_OK && pDir) {
+    osMemUnlinkNode(pDir);
+  }
+  osMemLeave();
+  colvecFree(z);
+  return rc;
+}
+
+/* strcmp of two char* for qsort(). */
+static int osMemCompare(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Lists a memory folder, sorted; see colvecOsListDir(). */
+int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
+                       int *pnName, ColvecErr *pErr) {
+  char *z = osMemNorm(zDir, pErr);
+  size_t n, nSuffix = zSuffix ? strlen(zSuffix) : 0;
+  char **azName = NULL;
+  int nName = 0, nAlloc = 0, rc = COLVEC_OK;
+  OsMemNode *p;
+  *pazName = NULL;
+  *pnName = 0;
+  if (z == NULL) return COLVEC_NOMEM;
+  n = strlen(z);
+  osMemEnter();
+  p = osMemFind(z);
+  if (strcmp(z, COLVEC_OS_MEMROOT) != 0 && (p == NULL || !p->bDir)) {
+    rc = osMemErr(pErr, p ? ENOTDIR : ENOENT, "list folder", zDir);
+  }
+  for (p = osMemList; p && rc == COLVEC_OK; p = p->pNext) {
+    const char *zName = p->zPath + n + 1;
+    size_t nLen;
+    if (!osMemIsBelow(p->zPath, z, n, 0)) continue;
+    nLen = strlen(zName);
+    if (nSuffix > 0 &&
+        (nLen < nSuffix || memcmp(zName + nLen - nSuffix, zSuffix, nSuffix))) {
+      continue;
+    }
+    if (nName == nAlloc) {
+      int nNew = nAlloc ? nAlloc * 2 : 16;
+      char **aNew = (char **)colvecRealloc(azName, (int64_t)nNew *
+                                                       (int64_t)sizeof(char *));
+      if (aNew == NULL) {
+        rc = COLVEC_NOMEM;
+        break;
+      }
+      azName = aNew;
+      nAlloc = nNew;
+    }
+    azName[nName] = (char *)colvecMalloc((int64_t)nLen + 1);
+    if (azName[nName] == NULL) {
+      rc = COLVEC_NOMEM;
+      break;
+    }
+    memcpy(azName[nName++], zName, nLen + 1);
+  }
+  osMemLeave();
+  colvecFree(z);
+  if (rc == COLVEC_NOMEM) {
+    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
+  }
+  if (rc != COLVEC_OK) {
+    colvecOsListFree(azName, nName);
+    return rc;
+  }
+  if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osMemCompare);
+  *pazName = azName;
+  *pnName = nName;
+  return COLVEC_OK;
+}
+
+/*
+** Removes memory path zDir and everything below it; see
+** colvecOsRemoveTree(). A path shorter than 256 bytes is normalized on the
+** stack, so that freeing a connection's tree at close never fails; a
+** longer one can fail with COLVEC_NOMEM.
+*/
+int colvecOsMemRemoveTree(const char *zDir) {
+  char zBuf[256];
+  char *z = zBuf, *zHeap = NULL;
+  OsMemNode *p, *pNext;
+  size_t n = strlen(zDir), i;
+  if (n < sizeof(zBuf)) {
+    for (i = 0; i <= n; i++)
+      zBuf[i] = zDir[i] == '\\' ? '/' : zDir[i];
+    while (n > 0 && zBuf[n - 1] == '/')
+      zBuf[--n] = 0;
+  } else {
+    z = zHeap = osMemNorm(zDir, NULL);
+    if (z == NULL) return COLVEC_NOMEM;
+    n = strlen(z);
+  }
+  osMemEnter();
+  for (p = osMemList; p; p = pNext) {
+    pNext = p->pNext;
+    if (strcmp(p->zPath, z) == 0 || osMemIsBelow(p->zPath, z, n, 1)) {
+      osMemUnlinkNode(p);
+    }
+  }
+  osMemLeave();
+  colvecFree(zHeap);
+  return COLVEC_OK;
+}
+
+/*
+** "Maps" a memory file: the mapping points at its bytes and holds a
+** reference on them, so that unlinking the file keeps them readable; see
+** colvecOsMapOpen().
+*/
+int colvecOsMemMapOpen(ColvecFile *pFile, int64_t nByte, ColvecMap **ppMap,
+                       ColvecErr *pErr) {
+  OsMemNode *p = ((OsMemHandle *)pFile->pMem)->pNode;
+  ColvecMap *pMap = (ColvecMap *)colvecMalloc(sizeof(ColvecMap));
+  int rc = COLVEC_OK;
+  *ppMap = NULL;
+  if (pMap == NULL) {
+    colvecErrSet(pErr, 0, "colvec: out of memory mapping \"%s\"", pFile->zPath);
+    return COLVEC_NOMEM;
+  }
+  memset(pMap, 0, sizeof(*pMap));
+  osMemEnter();
+  if (nByte < 0 || nByte > p->n) {
+    rc = osMemErr(pErr, EINVAL, "map", pFile->zPath);
+  } else {
+    p->nRef++;
+    p->nMap++;
+    pMap->a = nByte > 0 ? p->a : NULL;
+    pMap->n = nByte;
+    pMap->pMem = p;
+  }
+  osMemLeave();
+  if (rc != COLVEC_OK) {
+    colvecFree(pMap);
+    return rc;
+  }
+  *ppMap = pMap;
+  return COLVEC_OK;
+}
+
+/* Releases a mapping of a memory file; see colvecOsMapClose(). */
+void colvecOsMemMapClose(ColvecMap *pMap) {
+  OsMemNode *p = (OsMemNode *)pMap->pMem;
+  osMemEnter();
+  p->nMap--;
+  osMemUnref(p);
+  osMemLeave();
+  colvecFree(pMap);
+}
