@@ -503,8 +503,8 @@ matched() {
 # colvec table labelled $COLVEC_MAIN, every peer), each the upper envelope
 # of its sweep: a point is kept when no point of the same engine has both
 # a higher-or-equal recall and a higher QPS. Writes
-# $OUT/plot-NAME/<engine>.dat ("recall qps ef os", by recall) and
-# $OUT/plot-NAME/<engine>.default ("recall qps label") with the engine's
+# $OUT/plot-NAME/<engine>.dat ("recall qps ef os p50_ms", by recall) and
+# $OUT/plot-NAME/<engine>.default ("recall qps p50_ms label") with the engine's
 # default point: colvec's defaults row (no ef, no oversampling given),
 # hnswlib's and vectorlite's ef 10 (both libraries' default ef), the one
 # exact point of sqlite-vec.
@@ -517,13 +517,13 @@ frontier() {
       e = $1
       if (e == "colvec" && $2 != main) next
       if (e == "colvec" && $8 == 0 && $9 == 0)
-        print $19, $16, "colvec defaults" > (dir "/" e ".default")
+        print $19, $16, $17, "colvec defaults" > (dir "/" e ".default")
       else if ((e == "hnswlib" || e == "vectorlite") && $8 == 10)
-        print $19, $16, e " ef 10 (its default)" > (dir "/" e ".default")
+        print $19, $16, $17, e " ef 10 (its default)" > (dir "/" e ".default")
       else if (e == "sqlite-vec")
-        print $19, $16, "sqlite-vec (exact)" > (dir "/" e ".default")
+        print $19, $16, $17, "sqlite-vec (exact)" > (dir "/" e ".default")
       n[e]++; r[e, n[e]] = $19 + 0; q[e, n[e]] = $16 + 0
-      ef[e, n[e]] = $8; os[e, n[e]] = $9
+      ef[e, n[e]] = $8; os[e, n[e]] = $9; p50[e, n[e]] = $17
     }
     END {
       for (e in n) {
@@ -531,7 +531,7 @@ frontier() {
           keep = 1
           for (j = 1; j <= n[e] && keep; j++)
             if (j != i && r[e, j] >= r[e, i] && q[e, j] > q[e, i]) keep = 0
-          if (keep) print r[e, i], q[e, i], ef[e, i], os[e, i] | \
+          if (keep) print r[e, i], q[e, i], ef[e, i], os[e, i], p50[e, i] | \
             ("sort -g -k1,1 -k2,2 > \"" dir "/" e ".dat\"")
         }
       }
@@ -554,7 +554,7 @@ plot() {
     if [ -s "$dir/$e.default" ]; then
       series="$series, '$dir/$e.default' using 1:2 with points"
       series="$series lc rgb '$c' pt 6 ps 3 lw 2 notitle"
-      labels="$labels$(awk -v c="$c" '{ l = $3; for (i = 4; i <= NF; i++)
+      labels="$labels$(awk -v c="$c" '{ l = $4; for (i = 5; i <= NF; i++)
         l = l " " $i; side = ($1 >= 0.99) ? "right offset -1.5, 1.2" : "left offset 1.5, 1.2"
         printf "set label \"%s\" at %s, %s %s tc rgb \"%s\"\n", l, $1, $2, side, c }' \
         "$dir/$e.default")"$'\n'
@@ -598,17 +598,22 @@ summary() {
           for (i = 1; i <= n; i++)
             if (r[i] >= t && q[i] > b) { b = q[i]; h = i }
           if (b < 0) return "not reached"
-          if (e == "sqlite-vec") return sprintf("%.1f (exact)", b)
-          if (ef[h] == 0) return sprintf("%.0f (defaults, recall %.3f)", b, r[h])
-          return sprintf("%.0f (ef %d%s, recall %.3f)", b, ef[h],
+          if (e == "sqlite-vec")
+            return sprintf("%.1f (p50 %.1f ms; exact)", b, p50[h])
+          if (ef[h] == 0)
+            return sprintf("%.0f (p50 %.3f ms; defaults, recall %.3f)", b,
+                           p50[h], r[h])
+          return sprintf("%.0f (p50 %.3f ms; ef %d%s, recall %.3f)", b,
+                         p50[h], ef[h],
                          os[h] > 0 ? ", oversampling " os[h] : "", r[h])
         }
-        { n++; r[n] = $1; q[n] = $2; ef[n] = $3; os[n] = $4 }
+        { n++; r[n] = $1; q[n] = $2; ef[n] = $3; os[n] = $4; p50[n] = $5 }
         END {
           d = "–"
           if ((getline line < dflt) > 0) {
             split(line, a, " ")
             d = sprintf(a[2] < 10 ? "%.4f / %.1f" : "%.4f / %.0f", a[1], a[2])
+            d = d sprintf(" (p50 %.3f ms)", a[3])
             if (e == "hnswlib" || e == "vectorlite") d = d " (ef 10)"
             if (e == "colvec") d = d " (no ef, no oversampling)"
           }
@@ -660,13 +665,14 @@ section_compare() {
   # pair old and new of each round (columns 3 dataset, 16 qps, 19 recall)
   awk -F'\t' '
     { split($2, a, " "); k = $3 SUBSEP a[2]
-      if (a[1] == "old") { oq[k] = $16; orr[k] = $19 }
+      if (a[1] == "old") { oq[k] = $16; orr[k] = $19; op[k] = $17 }
       else if (k in oq) {
         if (!($3 in seen)) { seen[$3] = 1; ds[++nds] = $3 }
         n[$3]++; x = $16 / oq[k]; ratio[$3, n[$3]] = x
         qo[$3, n[$3]] = oq[k]; qn[$3, n[$3]] = $16
-        line[$3, n[$3]] = sprintf("| %s | %.0f | %.0f | %.4f | %.4f | %.2f |",
-                                  a[2], oq[k], $16, orr[k], $19, x)
+        po[$3, n[$3]] = op[k]; pn[$3, n[$3]] = $17
+        line[$3, n[$3]] = sprintf("| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.4f | %.4f |",
+                                  a[2], oq[k], $16, x, op[k], $17, orr[k], $19)
       } }
     # median of the m values a[1..m] (sorts a)
     function median(a, m,   i, j, t) {
@@ -678,18 +684,22 @@ section_compare() {
       for (d = 1; d <= nds; d++) {
         s = ds[d]; m = n[s]
         printf "#### %s\n\n", s
-        print "| round | QPS old | QPS new | recall@10 old | recall@10 new | new/old |"
-        print "|--:|--:|--:|--:|--:|--:|"
-        split("", v); split("", vo); split("", vn)
+        print "| round | QPS old | QPS new | QPS new/old | p50 ms old | p50 ms new | recall@10 old | recall@10 new |"
+        print "|--:|--:|--:|--:|--:|--:|--:|--:|"
+        split("", v); split("", vo); split("", vn); split("", wo); split("", wn)
         for (i = 1; i <= m; i++) {
           print line[s, i]
           v[i] = ratio[s, i]; vo[i] = qo[s, i]; vn[i] = qn[s, i]
+          wo[i] = po[s, i]; wn[i] = pn[s, i]
         }
         med = median(v, m); mo = median(vo, m); mn = median(vn, m)
+        mpo = median(wo, m); mpn = median(wn, m)
         printf "\nmedian QPS old %.0f (%.0f-%.0f), new %.0f (%.0f-%.0f); ", \
                mo, vo[1], vo[m], mn, vn[1], vn[m]
-        printf "new/old per round: median %.2f, range %.2f-%.2f, %d rounds\n\n",
+        printf "new/old per round: median %.2f, range %.2f-%.2f, %d rounds;\n",
                med, v[1], v[m], m
+        printf "median p50 old %.3f ms (%.3f-%.3f), new %.3f ms (%.3f-%.3f)\n\n", \
+               mpo, wo[1], wo[m], mpn, wn[1], wn[m]
       }
     }' "$OUT/compare.tsv" >"$OUT/compare.md"
   cat "$OUT/compare.md" >&2
