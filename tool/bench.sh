@@ -554,8 +554,10 @@ plot() {
     if [ -s "$dir/$e.default" ]; then
       series="$series, '$dir/$e.default' using 1:2 with points"
       series="$series lc rgb '$c' pt 6 ps 3 lw 2 notitle"
-      labels="$labels$(awk -v c="$c" '{ l = $4; for (i = 5; i <= NF; i++)
-        l = l " " $i; side = ($1 >= 0.99) ? "right offset -1.5, 1.2" : "left offset 1.5, 1.2"
+      # labels above their point, vectorlite's below (it often shares
+      # hnswlib's point), right-aligned near recall 1
+      labels="$labels$(awk -v c="$c" -v dy="$([ "$e" = vectorlite ] && echo -1.2 || echo 1.2)" '{ l = $4; for (i = 5; i <= NF; i++)
+        l = l " " $i; side = ($1 >= 0.99) ? "right offset -1.5, " dy : "left offset 1.5, " dy
         printf "set label \"%s\" at %s, %s %s tc rgb \"%s\"\n", l, $1, $2, side, c }' \
         "$dir/$e.default")"$'\n'
     fi
