@@ -7,15 +7,18 @@
 # and one thread at a time, each engine in its own processes (a load
 # process, then a query process that reopens the database). Writes
 # <out>/results.tsv and results.md (every query configuration), bench.log
-# (each step's stderr, with its "first-query" timing line), prefault.tsv,
-# loadbench.tsv, h2h.tsv, access.tsv/.md, s1536-peers.tsv, filters.txt,
-# int8.txt, fashion-mnist-matched.md, h2h-matched.md and the recall-vs-QPS
-# plot <out>/fashion-mnist.png.
+# (each step's stderr, with its "first-query" timing line), and per
+# section: summary.md and one recall-vs-QPS plot per data set
+# (fashion-mnist.png, synthetic-1536d.png: one line per engine, its
+# default marked) for --fmnist and --s1536; compare.tsv/.md for
+# --compare; h2h.tsv, h2h-matched.md, access.tsv/.md, prefault.tsv,
+# loadbench.tsv, filters.txt, int8.txt for the others.
 #
-# usage: tool/bench.sh [--quick] [--all | --fmnist --h2h --s1536 --access
-#                      --prefault --loadbench --million --int8] [--reuse]
-#                      [--colvec PATH]
-#                      [--engines "LIST"] [--work DIR] [--out DIR]
+# usage: tool/bench.sh [--quick] [--all | --fmnist --h2h --s1536
+#                      --s1536-variants --access --prefault --loadbench
+#                      --million --int8] [--compare OLD.so [--rounds N]]
+#                      [--reuse] [--colvec PATH] [--engines "LIST"]
+#                      [--work DIR] [--out DIR]
 #   (no section)  --fmnist only
 #   --fmnist      Fashion-MNIST 60k x 784, l2, 1,000 queries: colvec int8
 #                 (default), none and bit; hnswlib, vectorlite (ef sweeps);
@@ -23,10 +26,10 @@
 #   --h2h         after --fmnist: colvec default vs hnswlib interleaved ef
 #                 by ef, 5 passes each (the matched-recall ratio)
 #   --s1536       synthetic 200k x 1536 (64 clusters, seed 1, 200 queries):
-#                 colvec default vs its own exact scan and quantize=bit;
-#                 native hnswlib at ef 10 on the first 50k rows; the peers
-#                 on the full set, then interleaved ef by ef with colvec
-#                 (<out>/s1536-peers.tsv)
+#                 each engine of --engines over one ef sweep (hnswlib
+#                 builds with 2 threads, vectorlite with one: ~2x longer;
+#                 sqlite-vec is a brute-force scan under 1 QPS)
+#   --s1536-variants  the same rows: colvec's exact scan and quantize=bit
 #   --access      quantize=bit, oversampling 3, k = 20/100/500 on 1536-d
 #                 (50k rows): access=mmap vs access=file, interleaved,
 #                 twice; the ratios in <out>/access.md
@@ -39,37 +42,52 @@
 #                 filtered KNN recall/latency (<out>/filters.txt)
 #   --int8        int8[128] and bit[256] columns (50k rows): indexed vs
 #                 exact (<out>/int8.txt)
-#   --all         every section
+#   --all         every section (not --compare)
+#   --compare OLD.so  colvec build OLD.so against the one measured, at
+#                 their defaults, on the same default tables (Fashion-MNIST;
+#                 also 200k x 1536 when --s1536 is given): --rounds rounds
+#                 (default 7) of old then new, each the fastest of RUNS
+#                 passes; per-round QPS, recall and new/old ratio, then
+#                 their median and range, in <out>/compare.md
 #   --quick       small sizes (a few minutes), one timed pass
 #   --reuse       keep databases already loaded (their <db>.load exists)
 #   --colvec      colvec.so to measure (default <repo>/build/colvec.so,
 #                 <repo>/colvec.so or <repo>/.libs/colvec.so)
-#   --engines     subset of "colvec sqlite-vec vectorlite hnswlib" (--fmnist)
+#   --engines     subset of "colvec sqlite-vec vectorlite hnswlib"
+#                 (--fmnist, --s1536)
 #   --work DIR    databases, ground truth, peers (default <repo>/bench-data)
 #   --out DIR     results folder (default <work>/results-quick|full)
 # Each timed configuration runs its queries RUNS times (quick 1, full 3) and
 # keeps the fastest pass: the machine is shared, so the fastest is the least
 # disturbed. Environment: COLVEC_CONFIGS overrides the Fashion-MNIST colvec
-# table-option sets, one per line, "label|options|oversampling list".
+# table-option sets, one per line, "label|options|oversampling list" (the
+# one labelled "default" is the plotted colvec line); COMPARE_SETS
+# overrides the data sets of --compare ("fmnist", "s1536").
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CMDLINE="tool/bench.sh $*"
 QUICK=0
 REUSE=()
 SECTIONS=""
 COLVEC_SO=""
 ENGINES="colvec sqlite-vec vectorlite hnswlib"
+COMPARE_SO=""
+ROUNDS=7
 WORK=$ROOT/bench-data
 OUT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --reuse) REUSE=(--reuse) ;;
-    --all) SECTIONS="fmnist h2h s1536 access prefault loadbench million int8" ;;
+    --all) SECTIONS="fmnist h2h s1536 s1536_variants access prefault loadbench million int8" ;;
     --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--int8)
       SECTIONS="$SECTIONS ${1#--}" ;;
+    --s1536-variants) SECTIONS="$SECTIONS s1536_variants" ;;
     --synthetic) SECTIONS="$SECTIONS s1536" ;;  # older name
     --colvec) COLVEC_SO=$2; shift ;;
+    --compare) COMPARE_SO=$2; shift ;;
+    --rounds) ROUNDS=$2; shift ;;
     --engines) ENGINES=$2; shift ;;
     --work) WORK=$2; shift ;;
     --out) OUT=$2; shift ;;
@@ -78,19 +96,32 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# --compare alone compares on Fashion-MNIST; with --s1536 on both sets.
+if [ -n "$COMPARE_SO" ]; then
+  case " $SECTIONS " in
+    *" s1536 "*) COMPARE_SETS=${COMPARE_SETS:-"fmnist s1536"} ;;
+    *) COMPARE_SETS=${COMPARE_SETS:-fmnist} ;;
+  esac
+  SECTIONS="$SECTIONS compare"
+fi
 SECTIONS=${SECTIONS:-fmnist}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 EF=10,16,24,32,48,64,96,128,256
+S1536_EF=10,16,32,48,64,96,128
 if [ "$QUICK" = 1 ]; then
   MODE=quick; RUNS=1
   FMNIST_SIZE=(--n 10000 --queries 200); SVEC_QUERIES=200
-  S1536_N=20000; S1536_HNSW_N=20000; ACCESS_N=10000; PREFAULT_N=10000
+  FMNIST_TITLE="Fashion-MNIST (quick: 10,000 x 784, 200 queries)"
+  S1536_TITLE="Synthetic (quick: 20,000 x 1536), 200 queries"
+  S1536_N=20000; ACCESS_N=10000; PREFAULT_N=10000
   LOAD_N=100000; LOAD_HNSW_N=20000; MILLION_N=100000; INT8_N=10000
 else
   MODE=full; RUNS=3
   FMNIST_SIZE=(--queries 1000); SVEC_QUERIES=200
-  S1536_N=200000; S1536_HNSW_N=50000; ACCESS_N=50000; PREFAULT_N=50000
+  FMNIST_TITLE="Fashion-MNIST: 60,000 x 784, l2, 1,000 queries, k = 10"
+  S1536_TITLE="Synthetic: 200,000 x 1536 (64 clusters), l2, 200 queries, k = 10"
+  S1536_N=200000; ACCESS_N=50000; PREFAULT_N=50000
   LOAD_N=1000000; LOAD_HNSW_N=200000; MILLION_N=1000000; INT8_N=50000
 fi
 OUT=${OUT:-$WORK/results-$MODE}
@@ -152,6 +183,17 @@ if [ -n "$COLVEC_SO" ]; then
   mv -f "$BIN/colvec.so.tmp" "$BIN/colvec.so"
   COLVEC_SO=$BIN/colvec.so
 fi
+# The build --compare measures against: a snapshot too, in its own folder.
+if [ -n "$COMPARE_SO" ]; then
+  mkdir -p "$BIN/old"
+  cp "$COMPARE_SO" "$BIN/old/colvec.so.tmp"
+  mv -f "$BIN/old/colvec.so.tmp" "$BIN/old/colvec.so"
+  COMPARE_SO=$BIN/old/colvec.so
+fi
+# The colvec table of the plot and summary lines (the other configurations
+# are in results.tsv/md only).
+COLVEC_MAIN=default
+: >"$OUT/summary.md"
 
 # need_colvec: true when there is a colvec.so to measure.
 need_colvec() {
@@ -225,8 +267,8 @@ section_fmnist() {
         ;;
     esac
   done
-  plot fashion-mnist
-  matched fashion-mnist
+  plot fashion-mnist "Fashion-MNIST"
+  summary fashion-mnist "$FMNIST_TITLE"
 }
 
 # section_h2h: colvec (default int8, oversampling 1) and native hnswlib on
@@ -251,61 +293,62 @@ section_h2h() {
   mv "$OUT/fashion-mnist-matched.md" "$OUT/h2h-matched.md"
 }
 
-# section_s1536: colvec default vs its own exact scan (and quantize=bit) at
-# 1536-d; native hnswlib at ef 10 (on fewer rows: its one-thread build of
-# 200k x 1536 takes too long) to show the set is not trivial for HNSW.
+# section_s1536: synthetic 200k x 1536 (64 clusters, seed 1, 200 queries):
+# every engine of --engines over the same ef sweep (colvec at its default
+# table options and oversampling, plus its defaults point; hnswlib builds
+# with 2 threads like colvec; vectorlite builds with one, about twice as
+# long; sqlite-vec is a brute-force scan, one pass), then the plot and the
+# summary.
 section_s1536() {
-  local ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
-            --queries 200)
-  need_colvec || return 0
-  run "s1536 default load" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-default --options "" --phase load "${REUSE[@]}"
-  run "s1536 exact load" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-exact --options "index=none quantize=none" \
-    --phase load "${REUSE[@]}"
-  run "s1536 bit load" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-bit --options "quantize=bit" --phase load "${REUSE[@]}"
-  run "s1536 default query" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-default --phase query --tsv "$TSV" --md "$MD" \
-    --runs "$RUNS" --ef 0,10,32,128
-  run "s1536 exact query" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-exact --phase query --tsv "$TSV" --md "$MD" --runs "$RUNS"
-  run "s1536 bit query" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-bit --phase query --tsv "$TSV" --md "$MD" \
-    --runs "$RUNS" --oversampling 0,5,10
-  run "s1536 hnswlib" "$BIN/hnswlib-bench" --work-dir "$WORK" \
-    "${ds[@]}" --n "$S1536_HNSW_N" --threads 2 --reuse "${#REUSE[@]}" \
-    --tsv "$TSV" --md "$MD" --ef 10,32,64 --runs "$RUNS"
-  # the peers on the full set, side by side (doc/BENCHMARKS.md section 2b;
-  # vectorlite builds with one thread: ~6 CPU-minutes at 200k)
-  run "s1536 hnswlib full" "$BIN/hnswlib-bench" --work-dir "$WORK" \
-    "${ds[@]}" --n "$S1536_N" --threads 2 --reuse "${#REUSE[@]}" \
-    --tsv "$TSV" --md "$MD" --ef 10,16,32,48,64,80,96,128 --runs "$RUNS"
-  sql_engine vectorlite "$VECTORLITE_SO" "${ds[@]}" --n "$S1536_N" \
-    --ef 10,16,32,48,64,80,96,128
-  sql_engine sqlite-vec "$SQLITE_VEC_SO" "${ds[@]}" --n "$S1536_N" --runs 1
-  run "s1536 colvec sweep" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-default --phase query --tsv "$TSV" --md "$MD" \
-    --runs "$RUNS" --ef 0,10,32,80,96,128
-  # the three HNSW engines one after another at each ef, so that each
-  # ef's three figures share the machine's load (s1536-peers.tsv)
-  local ef peers=(--tsv "$OUT/s1536-peers.tsv" --md "$OUT/s1536-peers.md")
-  : >"$OUT/s1536-peers.tsv"
-  : >"$OUT/s1536-peers.md"
-  for ef in 16 32 48 64 96 128; do
-    run "s1536 peers ef=$ef colvec" cvb "${ds[@]}" --n "$S1536_N" \
-      --label s1536-default --phase query --ef "$ef" --runs "$RUNS" \
-      "${peers[@]}"
-    run "s1536 peers ef=$ef hnswlib" "$BIN/hnswlib-bench" --work-dir "$WORK" \
-      "${ds[@]}" --n "$S1536_N" --reuse 1 --ef "$ef" --runs "$RUNS" \
-      "${peers[@]}"
-    run "s1536 peers ef=$ef vectorlite" "$BIN/colvec-bench" \
-      --engine vectorlite --ext "$VECTORLITE_SO" --work-dir "$WORK" \
-      "${ds[@]}" --n "$S1536_N" --phase query --ef "$ef" --runs "$RUNS" \
-      "${peers[@]}"
+  local e ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
+              --queries 200 --n "$S1536_N")
+  local sweep=(--tsv "$TSV" --md "$MD" --runs "$RUNS" --ef "$S1536_EF")
+  for e in $ENGINES; do
+    case "$e" in
+      colvec)
+        need_colvec || continue
+        run "s1536 colvec load" cvb "${ds[@]}" --label s1536-default \
+          --options "" --phase load "${REUSE[@]}"
+        run "s1536 colvec sweep" cvb "${ds[@]}" --label s1536-default \
+          --phase query "${sweep[@]}"
+        run "s1536 colvec defaults" cvb "${ds[@]}" --label s1536-default \
+          --phase query --tsv "$TSV" --md "$MD" --runs "$RUNS"
+        ;;
+      hnswlib)
+        run "s1536 hnswlib" "$BIN/hnswlib-bench" --work-dir "$WORK" \
+          "${ds[@]}" --threads 2 --reuse "${#REUSE[@]}" "${sweep[@]}"
+        ;;
+      vectorlite)
+        sql_engine vectorlite "$VECTORLITE_SO" "${ds[@]}" --ef "$S1536_EF"
+        ;;
+      sqlite-vec)
+        sql_engine sqlite-vec "$SQLITE_VEC_SO" "${ds[@]}" --runs 1
+        ;;
+    esac
   done
-  run "s1536 peers colvec defaults" cvb "${ds[@]}" --n "$S1536_N" \
-    --label s1536-default --phase query --runs "$RUNS" "${peers[@]}"
+  COLVEC_MAIN=s1536-default plot synthetic-1536d "Synthetic 1536-d"
+  COLVEC_MAIN=s1536-default summary synthetic-1536d "$S1536_TITLE"
+}
+
+# section_s1536_variants: on the same 200k x 1536 rows, colvec's own exact
+# scan (index=none quantize=none) and quantize=bit with an oversampling
+# sweep, beside the default table of --s1536 (loaded here if missing).
+section_s1536_variants() {
+  local ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
+            --queries 200 --n "$S1536_N")
+  need_colvec || return 0
+  run "s1536 default load" cvb "${ds[@]}" --label s1536-default \
+    --options "" --phase load --reuse
+  run "s1536 exact load" cvb "${ds[@]}" --label s1536-exact \
+    --options "index=none quantize=none" --phase load "${REUSE[@]}"
+  run "s1536 bit load" cvb "${ds[@]}" --label s1536-bit \
+    --options "quantize=bit" --phase load "${REUSE[@]}"
+  run "s1536 default query" cvb "${ds[@]}" --label s1536-default \
+    --phase query --tsv "$TSV" --md "$MD" --runs "$RUNS"
+  run "s1536 exact query" cvb "${ds[@]}" --label s1536-exact \
+    --phase query --tsv "$TSV" --md "$MD" --runs "$RUNS"
+  run "s1536 bit query" cvb "${ds[@]}" --label s1536-bit --phase query \
+    --tsv "$TSV" --md "$MD" --runs "$RUNS" --oversampling 0,5,10
 }
 
 # section_access: Manticore's mmap-vs-read experiment, k = 20/100/500.
@@ -456,40 +499,212 @@ matched() {
   cat "$OUT/$1-matched.md" >&2
 }
 
-# plot NAME: recall@10 vs QPS of dataset NAME from the TSV, one line per
-# engine/config/oversampling, to $OUT/NAME.png.
-plot() {
-  local name=$1 dir=$OUT/plot-$1 series=""
+# frontier NAME: for dataset NAME, one block of points per engine (the
+# colvec table labelled $COLVEC_MAIN, every peer), each the upper envelope
+# of its sweep: a point is kept when no point of the same engine has both
+# a higher-or-equal recall and a higher QPS. Writes
+# $OUT/plot-NAME/<engine>.dat ("recall qps ef os p50_ms", by recall) and
+# $OUT/plot-NAME/<engine>.default ("recall qps p50_ms label") with the engine's
+# default point: colvec's defaults row (no ef, no oversampling given),
+# hnswlib's and vectorlite's ef 10 (both libraries' default ef), the one
+# exact point of sqlite-vec.
+frontier() {
+  local name=$1 dir=$OUT/plot-$1
   rm -rf "$dir"
   mkdir -p "$dir"
-  awk -F'\t' -v ds="$name" -v dir="$dir" '
-    NR>1 && $3==ds && $7==10 {
-      key = $1 " " $2; if ($9 > 0) key = key " os=" $9
-      if ($8 == 0 && $9 == 0 && $1 == "colvec") key = key " (defaults)"
-      f = key; gsub(/[^A-Za-z0-9=.-]/, "_", f)
-      print $19, $16 >> (dir "/" f ".dat")
-      if (!(f in seen)) { seen[f] = 1; print f "\t" key > (dir "/index") }
+  awk -F'\t' -v ds="$name" -v main="$COLVEC_MAIN" -v dir="$dir" '
+    NR > 1 && $3 == ds && $7 == 10 {
+      e = $1
+      if (e == "colvec" && $2 != main) next
+      if (e == "colvec" && $8 == 0 && $9 == 0)
+        print $19, $16, $17, "colvec defaults" > (dir "/" e ".default")
+      else if ((e == "hnswlib" || e == "vectorlite") && $8 == 10)
+        print $19, $16, $17, e " ef 10 (its default)" > (dir "/" e ".default")
+      else if (e == "sqlite-vec")
+        print $19, $16, $17, "sqlite-vec (exact)" > (dir "/" e ".default")
+      n[e]++; r[e, n[e]] = $19 + 0; q[e, n[e]] = $16 + 0
+      ef[e, n[e]] = $8; os[e, n[e]] = $9; p50[e, n[e]] = $17
+    }
+    END {
+      for (e in n) {
+        for (i = 1; i <= n[e]; i++) {
+          keep = 1
+          for (j = 1; j <= n[e] && keep; j++)
+            if (j != i && r[e, j] >= r[e, i] && q[e, j] > q[e, i]) keep = 0
+          if (keep) print r[e, i], q[e, i], ef[e, i], os[e, i], p50[e, i] | \
+            ("sort -g -k1,1 -k2,2 > \"" dir "/" e ".dat\"")
+        }
+      }
     }' "$TSV"
-  [ -s "$dir/index" ] || return 0
-  while IFS=$'\t' read -r f key; do
-    series="$series${series:+, }'$dir/$f.dat' using 1:2"
-    series="$series with linespoints title '$key'"
-  done <"$dir/index"
+}
+
+# plot NAME TITLE: recall@10 (x) vs QPS (log y) of dataset NAME, one line
+# per engine (its frontier), each engine's default point marked and
+# labelled, to $OUT/NAME.png.
+plot() {
+  local name=$1 title=$2 dir=$OUT/plot-$1 series="" labels="" e i=0 c
+  local colors=("#1f77b4" "#d62728" "#2ca02c" "#9467bd")
+  frontier "$name"
+  for e in colvec hnswlib vectorlite sqlite-vec; do
+    [ -s "$dir/$e.dat" ] || continue
+    c=${colors[$i]}
+    i=$((i + 1))
+    series="$series${series:+, }'$dir/$e.dat' using 1:2 with linespoints"
+    series="$series lc rgb '$c' pt 7 ps 0.8 lw 2 title '$e'"
+    if [ -s "$dir/$e.default" ]; then
+      series="$series, '$dir/$e.default' using 1:2 with points"
+      series="$series lc rgb '$c' pt 6 ps 3 lw 2 notitle"
+      # labels above their point, vectorlite's below (it often shares
+      # hnswlib's point), right-aligned near recall 1
+      labels="$labels$(awk -v c="$c" -v dy="$([ "$e" = vectorlite ] && echo -1.2 || echo 1.2)" '{ l = $4; for (i = 5; i <= NF; i++)
+        l = l " " $i; side = ($1 >= 0.99) ? "right offset -1.5, " dy : "left offset 1.5, " dy
+        printf "set label \"%s\" at %s, %s %s tc rgb \"%s\"\n", l, $1, $2, side, c }' \
+        "$dir/$e.default")"$'\n'
+    fi
+  done
+  [ -n "$series" ] || return 0
   gnuplot <<GNUPLOT
-set terminal pngcairo size 1100,750 noenhanced
+set terminal pngcairo size 900,600 noenhanced font ',11'
 set output '$OUT/$name.png'
-set title 'recall@10 vs QPS, one query thread: $name ($MODE)'
-set xlabel 'recall@10 (exact ground truth)'
+set title '$title: recall@10 vs queries per second, one query thread'
+set xlabel 'recall@10'
 set ylabel 'queries per second (log scale)'
 set logscale y
-set key below
+set key bottom left
 set grid
-set xrange [0.92:1.0005]
-set label 1 'colvec bit os=1 (recall 0.73-0.75) is left of this range' at graph 0.02, graph 0.04
-set pointsize 1.2
+set xrange [*:1.002]
+$labels
 plot $series
 GNUPLOT
   echo "bench.sh: wrote $OUT/$name.png" >&2
+}
+
+# summary NAME TITLE: appends to $OUT/summary.md the section of dataset
+# NAME: per engine (the frontier of plot), the QPS of the fastest measured
+# point with recall@10 >= 0.95 and >= 0.99 (no interpolation: the best
+# point that meets the recall, with its ef/oversampling), the engine's
+# default point, and the command that produced the figures.
+summary() {
+  local name=$1 title=$2 dir=$OUT/plot-$1 e
+  frontier "$name"
+  {
+    echo "### $title"
+    echo
+    echo "| engine | QPS at recall@10 >= 0.95 | QPS at recall@10 >= 0.99 | default: recall@10 / QPS |"
+    echo "|---|--:|--:|--:|"
+    for e in colvec hnswlib vectorlite sqlite-vec; do
+      [ -s "$dir/$e.dat" ] || continue
+      awk -v e="$e" -v dflt="$dir/$e.default" '
+        function at(t,   i, b, h) {
+          b = -1
+          for (i = 1; i <= n; i++)
+            if (r[i] >= t && q[i] > b) { b = q[i]; h = i }
+          if (b < 0) return "not reached"
+          if (e == "sqlite-vec")
+            return sprintf("%.1f (p50 %.1f ms; exact)", b, p50[h])
+          if (ef[h] == 0)
+            return sprintf("%.0f (p50 %.3f ms; defaults, recall %.3f)", b,
+                           p50[h], r[h])
+          return sprintf("%.0f (p50 %.3f ms; ef %d%s, recall %.3f)", b,
+                         p50[h], ef[h],
+                         os[h] > 0 ? ", oversampling " os[h] : "", r[h])
+        }
+        { n++; r[n] = $1; q[n] = $2; ef[n] = $3; os[n] = $4; p50[n] = $5 }
+        END {
+          d = "–"
+          if ((getline line < dflt) > 0) {
+            split(line, a, " ")
+            d = sprintf(a[2] < 10 ? "%.4f / %.1f" : "%.4f / %.0f", a[1], a[2])
+            d = d sprintf(" (p50 %.3f ms)", a[3])
+            if (e == "hnswlib" || e == "vectorlite") d = d " (ef 10)"
+            if (e == "colvec") d = d " (no ef, no oversampling)"
+          }
+          printf "| %s | %s | %s | %s |\n", e, at(0.95), at(0.99), d
+        }' "$dir/$e.dat"
+    done
+    echo
+    echo "Reproduce: \`$CMDLINE\`"
+    echo
+  } >>"$OUT/summary.md"
+}
+
+# section_compare: the colvec build of --compare (old) against the one
+# measured (new) at their defaults on the same tables (Fashion-MNIST's
+# default table and, when --s1536 loaded it or COMPARE_SETS asks, the
+# 200k x 1536 one; missing tables are loaded by the new build), in
+# $ROUNDS rounds, old then new in each round, each run the fastest of
+# $RUNS passes. Writes <out>/compare.tsv (every run), compare.md (per
+# round: old/new QPS, recall, ratio; then median and range of the ratios).
+section_compare() {
+  local set ds label round which so
+  [ -n "$COMPARE_SO" ] || { echo "bench.sh: --compare needs OLD.so" >&2; return 1; }
+  need_colvec || return 0
+  : >"$OUT/compare.tsv"
+  for set in $COMPARE_SETS; do
+    case "$set" in
+      fmnist) ds=(--dataset fashion-mnist "${FMNIST_SIZE[@]}"); label=default ;;
+      s1536) ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
+                 --queries 200 --n "$S1536_N"); label=s1536-default ;;
+      *) echo "bench.sh: unknown compare set $set" >&2; return 1 ;;
+    esac
+    run "compare $set load" cvb "${ds[@]}" --label "$label" --options "" \
+      --phase load --reuse
+    for round in $(seq 1 "$ROUNDS"); do
+      for which in old new; do
+        if [ "$which" = old ]; then so=$COMPARE_SO; else so=$COLVEC_SO; fi
+        # column 2 of the TSV (config) names the build and the round
+        run "compare $set $which round $round" "$BIN/colvec-bench" \
+          --engine colvec --ext "$so" --work-dir "$WORK" "${ds[@]}" \
+          --label "$label" --phase query --runs "$RUNS" \
+          --tsv "$OUT/compare.tsv.tmp" --md /dev/null
+        awk -F'\t' -v OFS='\t' -v w="$which" -v r="$round" \
+          'NR > 1 { $2 = w " " r; print }' "$OUT/compare.tsv.tmp" \
+          >>"$OUT/compare.tsv"
+        rm -f "$OUT/compare.tsv.tmp"
+      done
+    done
+  done
+  # pair old and new of each round (columns 3 dataset, 16 qps, 19 recall)
+  awk -F'\t' '
+    { split($2, a, " "); k = $3 SUBSEP a[2]
+      if (a[1] == "old") { oq[k] = $16; orr[k] = $19; op[k] = $17 }
+      else if (k in oq) {
+        if (!($3 in seen)) { seen[$3] = 1; ds[++nds] = $3 }
+        n[$3]++; x = $16 / oq[k]; ratio[$3, n[$3]] = x
+        qo[$3, n[$3]] = oq[k]; qn[$3, n[$3]] = $16
+        po[$3, n[$3]] = op[k]; pn[$3, n[$3]] = $17
+        line[$3, n[$3]] = sprintf("| %s | %.0f | %.0f | %.2f | %.3f | %.3f | %.4f | %.4f |",
+                                  a[2], oq[k], $16, x, op[k], $17, orr[k], $19)
+      } }
+    # median of the m values a[1..m] (sorts a)
+    function median(a, m,   i, j, t) {
+      for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    }
+    END {
+      for (d = 1; d <= nds; d++) {
+        s = ds[d]; m = n[s]
+        printf "#### %s\n\n", s
+        print "| round | QPS old | QPS new | QPS new/old | p50 ms old | p50 ms new | recall@10 old | recall@10 new |"
+        print "|--:|--:|--:|--:|--:|--:|--:|--:|"
+        split("", v); split("", vo); split("", vn); split("", wo); split("", wn)
+        for (i = 1; i <= m; i++) {
+          print line[s, i]
+          v[i] = ratio[s, i]; vo[i] = qo[s, i]; vn[i] = qn[s, i]
+          wo[i] = po[s, i]; wn[i] = pn[s, i]
+        }
+        med = median(v, m); mo = median(vo, m); mn = median(vn, m)
+        mpo = median(wo, m); mpn = median(wn, m)
+        printf "\nmedian QPS old %.0f (%.0f-%.0f), new %.0f (%.0f-%.0f); ", \
+               mo, vo[1], vo[m], mn, vn[1], vn[m]
+        printf "new/old per round: median %.2f, range %.2f-%.2f, %d rounds;\n",
+               med, v[1], v[m], m
+        printf "median p50 old %.3f ms (%.3f-%.3f), new %.3f ms (%.3f-%.3f)\n\n", \
+               mpo, wo[1], wo[m], mpn, wn[1], wn[m]
+      }
+    }' "$OUT/compare.tsv" >"$OUT/compare.md"
+  cat "$OUT/compare.md" >&2
 }
 
 for sec in $SECTIONS; do
