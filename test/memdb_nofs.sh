@@ -1,9 +1,10 @@
 #!/bin/bash
 # memdb_nofs.sh — tables of databases without a file need no file system:
 # runs test/memdb1.test and test/check_memdb with TMPDIR unset and /tmp
-# read-only (a read-only tmpfs mounted over it in a private mount
-# namespace, `unshare -m`: as root, permissions alone would not stop a
-# write), under `strace -f`, and then fails when the trace shows colvec
+# read-only (a read-only bind mount of it in a private mount namespace,
+# `unshare -m`: as root, permissions alone would not stop a write; only
+# this suite's own folder stays writable when it lies under /tmp), under
+# `strace -f`, and then fails when the trace shows colvec
 # creating, renaming or removing anything, or naming a "-colvec" path,
 # outside the one file database memdb1.test uses on purpose
 # (memdb1.db, its journal and its folder, in $COLVEC_TESTDIR/nofs: not the
@@ -51,8 +52,18 @@ py=/usr/bin/python3
 inner=$testdir/memdb_nofs.inner
 cat >"$inner" <<EOF
 set -e
-mount -t tmpfs -o ro,size=1m tmpfs /tmp
-if touch /tmp/colvec-probe 2>/dev/null; then
+# /tmp read-only: a read-only bind of itself. When this suite's own
+# folder is under /tmp (a build folder there), that one folder is bound
+# writable again; everything else under /tmp stays read-only.
+mount --bind /tmp /tmp
+mount -o remount,bind,ro /tmp
+case "$testdir" in
+  /tmp/*)
+    mount --bind "$testdir" "$testdir"
+    mount -o remount,bind,rw "$testdir"
+    ;;
+esac
+if touch /tmp/colvec-probe-\$\$ 2>/dev/null; then
   echo "FAIL: /tmp is still writable"; exit 1
 fi
 unset TMPDIR
