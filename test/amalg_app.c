@@ -9,8 +9,9 @@
 ** file DBPATH and on ":memory:", a KNN session: 500 rows of 8 dimensions
 ** (delta_rows=100, so the commit writes them to a segment file), 10
 ** queries whose answers are compared with a brute-force search, the same
-** after a DELETE, an integrity-check, and (file only) after reopening. Prints one
-** line per check and "N checks, N failed"; exit status 0 when all passed.
+** after a DELETE, an integrity-check, and (file only) after reopening.
+** Prints one line per check and "N checks, N failed"; exit status 0 when
+** all passed.
 */
 #include "colvec.h"
 
