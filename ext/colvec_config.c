@@ -21,7 +21,8 @@
 **   delta_rows=N                  rows kept in the delta before compaction
 **   access=mmap|file              how segment files are read
 **   prefault=none|willneed|populate  what to do when a segment is opened
-**   build_threads=N               threads for HNSW builds (default: cores)
+**   build_threads=N               threads for HNSW builds (default: half
+**                                 the cores, 1 to 4)
 **
 ** sqlite-vec's other forms are refused with a message that says what to
 ** write instead: `+name type` (auxiliary), `name type primary key`, `name
@@ -48,10 +49,20 @@ const char *colvecMetricName(ColvecMetric eMetric) {
   return configMetricNames[eMetric];
 }
 
-/* Number of online processors (1 when unknown, at most 64). */
-static int configCpuCount(void) {
-  int n = colvecOsCpuCount();
-  return n > COLVEC_HNSW_MAX_THREAD ? COLVEC_HNSW_MAX_THREAD : n;
+/* Largest default of build_threads (README, "Embedding in an app"). */
+#define CONFIG_MAX_DEFAULT_THREADS 4
+
+/*
+** The default of build_threads: half the online processors, at least 1 and
+** at most CONFIG_MAX_DEFAULT_THREADS. An HNSW build runs inside the
+** application's COMMIT; taking every core would stall the app's other
+** threads (a phone's UI among them) for the length of the build. A table
+** that must build faster says build_threads=N.
+*/
+static int configDefaultThreads(void) {
+  int n = colvecOsCpuCount() / 2;
+  if (n < 1) n = 1;
+  return n > CONFIG_MAX_DEFAULT_THREADS ? CONFIG_MAX_DEFAULT_THREADS : n;
 }
 
 /* Frees a config and everything it owns (NULL allowed). */
@@ -639,7 +650,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->nDeltaRows = COLVEC_DEFAULT_DELTA_ROWS;
-  p->nBuildThread = configCpuCount();
+  p->nBuildThread = configDefaultThreads();
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
   if (p->zDb == NULL || p->zName == NULL) {

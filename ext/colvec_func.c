@@ -98,7 +98,8 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                       "kernels_available=%s\n"
                       "kernels_chosen=%s\n"
                       "code_kernels=%s\n"
-                      "build=%s",
+                      "build=%s\n"
+                      "source=%s",
                       COLVEC_VERSION, sqlite3_libversion(),
                       COLVEC_MIN_SQLITE_VERSION_NUMBER,
                       colvecKernelsAvailable(), colvecKernelsBest()->zName,
@@ -107,6 +108,12 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                       "debug"
 #else
                       "release"
+#endif
+                      ,
+#ifdef COLVEC_AMALGAMATION
+                      "amalgamation"
+#else
+                      "files"
 #endif
   );
   sqlite3_result_text(pCtx, z, -1, sqlite3_free);

@@ -882,11 +882,13 @@ struct ColvecModule4 {
   ColvecIntegrityFn xIntegrity; /* version 4's slot, absent from base */
 #endif
 };
-static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS};
 #if SQLITE_VERSION_NUMBER < 3044000
+static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS};
 static const ColvecModule4 colvecModule4 = {{4, COLVEC_MODULE_METHODS},
                                             vtabIntegrityMethod};
 #else
+/* every member initialized: no -Wmissing-field-initializers with -Wextra */
+static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS, 0};
 static const ColvecModule4 colvecModule4 = {
     {4, COLVEC_MODULE_METHODS, vtabIntegrityMethod}};
 #endif

@@ -3,7 +3,7 @@
 # test, when they are missing. Runs apt-get as root (or through sudo).
 set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
-      sqlite3 tcl libsqlite3-tcl check locales clang-format strace python3 "$@")
+      sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -5,7 +5,8 @@
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
-# and checks the sources' format (`make format-check`).
+# and checks the sources' format (`make format-check`) and the release
+# tarball (tool/dist-check.sh).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -69,6 +70,18 @@ if [ -f build/Makefile ]; then
   else
     grep -m 20 'warning:' build/format-check.out
     echo "FAIL: format-check (run: make format)"
+    fail=$((fail + 1))
+  fi
+fi
+if [ -f build/Makefile ]; then
+  # The release tarball: complete, and builds and tests from a clean unpack
+  # (tool/dist-check.sh; a few minutes).
+  echo "== dist check"
+  if tool/dist-check.sh build >build/dist-check.out 2>&1; then
+    grep -E '^(ok|made)' build/dist-check.out
+    pass=$((pass + 1))
+  else
+    tail -30 build/dist-check.out
     fail=$((fail + 1))
   fi
 fi
