@@ -416,7 +416,6 @@ int colvecLayoutBind(const ColvecConfig *pC, const ColvecSource *pSrc,
 
 typedef struct ColvecSegIndex ColvecSegIndex;
 
-/* One open, live segment. */
 /*
 ** A per-column cache that a reader of the segment (the index) hangs on the
 ** handle: opaque here, freed with the handle through its own destructor,
@@ -428,6 +427,7 @@ struct ColvecSegSlot {
   void (*xFree)(void *); /* frees p (called once, at handle close) */
 };
 
+/* One open, live segment. */
 struct ColvecSegHandle {
   int64_t iSegid;        /* id in the manifest (file NNNNNN.seg) */
   uint64_t cksum;        /* header checksum the manifest records */
