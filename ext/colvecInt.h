@@ -30,6 +30,7 @@ typedef struct ColvecConfig ColvecConfig;
 typedef struct ColvecStorage ColvecStorage;
 typedef struct ColvecKnnQuery ColvecKnnQuery;
 typedef struct ColvecTick ColvecTick;
+typedef struct ColvecSegHandle ColvecSegHandle;
 
 /*
 ** Debug builds turn SQLITE_CORRUPT_VTAB into a function call, so that a
@@ -219,13 +220,181 @@ int64_t colvecBatchFind(const ColvecBatch *p, int64_t iRowid);
 /* Largest rowid of rows iFirst.., or INT64_MIN when there are none. */
 int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst);
 
-/* Binds column iCol of row iRow to parameter iBind of pStmt. */
-void colvecBatchBind(const ColvecBatch *p, int64_t iRow, int iCol,
-                     sqlite3_stmt *pStmt, int iBind);
+/*************************************************************************
+** Interface to code in colvec_layout.c (what a segment holds, per column)
+**
+** The one owner of a segment's content: the only code that names section
+** kinds (colvec_segfile.h) for columns. A segment holds the rowids, then,
+** for each user column in order:
+**   attribute   NULLBITMAP (only when some value is NULL), then ATTR_FIXED
+**               (integer, real) or ATTR_VAROFFSETS + ATTR_VARBYTES (text,
+**               blob)
+**   vector      VECTORS, then the index parts colvecLayoutIndexParts()
+**               gives it, in the order quantizer, codes, graph
+** Compaction hands it the rows (colvecLayoutWrite*), the index code the
+** bytes of its parts (colvecLayoutWritePart). Opening a segment resolves
+** every column's sections once into a ColvecLayoutCol; readers use those
+** (no section lookup per row) and read a cell of a segment or of a batch
+** through colvecLayoutCell, the one cell reader.
+*/
 
-/* Sets the SQL result to column iCol of row iRow. */
-void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
-                       sqlite3_context *pCtx);
+/* Index parts of a vector column (bit numbers of colvecLayoutIndexParts). */
+#define COLVEC_LAYOUT_QUANT 0 /* the trained quantizer, its own layout */
+#define COLVEC_LAYOUT_CODES 1 /* one fixed-size code per row */
+#define COLVEC_LAYOUT_GRAPH 2 /* the graph of the index type, its layout */
+#define COLVEC_LAYOUT_NPART 3 /* number of index parts */
+
+/* One user column of an open segment, resolved at open. */
+typedef struct ColvecLayoutCol ColvecLayoutCol;
+struct ColvecLayoutCol {
+  const ColvecSegSection *pMain;  /* VECTORS (of the right size), ATTR_FIXED
+                                  ** or ATTR_VAROFFSETS; NULL if missing */
+  const ColvecSegSection *pBytes; /* text/blob: ATTR_VARBYTES, or NULL */
+  const ColvecSegSection *pNull;  /* attribute: NULLBITMAP, or NULL */
+  const ColvecSegSection *apPart[COLVEC_LAYOUT_NPART]; /* index parts */
+  const uint8_t *aVec;   /* vector: base in the mapping, or NULL (file) */
+  ColvecColumnView view; /* attribute: its values, valid when bView */
+  int bView;             /* attribute: view loaded (colvecLayoutView) */
+  void *apOwned[3];      /* access=file: the view's buffers */
+};
+
+/* A source of rows for a new segment: a batch, or a live segment. */
+typedef struct ColvecSource ColvecSource;
+struct ColvecSource {
+  const ColvecBatch *pBatch; /* rows in memory, or NULL */
+  int64_t iFirst;            /* batch: first row to take */
+  ColvecSegHandle *pSeg;     /* a live segment (its live rows), or NULL */
+};
+
+/* One row of a new segment: where it comes from. */
+typedef struct ColvecRowRef ColvecRowRef;
+struct ColvecRowRef {
+  int64_t iRowid; /* rowid */
+  int iSrc;       /* index into the source array */
+  int64_t iRow;   /* row within that source */
+};
+
+/*
+** The index parts vector column pCol gets in a segment of nRow rows, as a
+** mask of (1 << COLVEC_LAYOUT_*): quantizer and codes for float columns
+** with quantize other than none; a graph for segments of
+** COLVEC_INDEX_MIN_ROWS .. COLVEC_INDEX_MAX_ROWS rows unless index=none.
+** 0 for attributes and empty segments. The one statement of the rule.
+*/
+int colvecLayoutIndexParts(const ColvecColumn *pCol, int64_t nRow);
+
+/* Appends the rowid section of rows aRow[0..nRow-1]. Returns COLVEC_OK or
+** the writer's error. */
+int colvecLayoutWriteRowids(ColvecSegWriter *pW, const ColvecRowRef *aRow,
+                            int64_t nRow);
+
+/*
+** Appends the sections of attribute column iCol for rows aRow[0..nRow-1]
+** of sources aSrc: a NULL bitmap when any value is NULL, then fixed values
+** or offsets + bytes. Returns SQLITE_OK or an error (*pzErr set when the
+** writer did not fail).
+*/
+int colvecLayoutWriteAttr(const ColvecConfig *pC, ColvecSegWriter *pW,
+                          ColvecTick *pTick, const ColvecSource *aSrc,
+                          const ColvecRowRef *aRow, int64_t nRow, int iCol,
+                          char **pzErr);
+
+/*
+** Appends the vectors of vector column iCol for rows aRow[0..nRow-1] of
+** sources aSrc, reading unmapped segment vectors through pBuf (the column's
+** nByte), and copies them contiguously to aAll when not NULL. Returns
+** SQLITE_OK or an error.
+*/
+int colvecLayoutWriteVectors(const ColvecConfig *pC, ColvecSegWriter *pW,
+                             ColvecTick *pTick, const ColvecSource *aSrc,
+                             const ColvecRowRef *aRow, int64_t nRow, int iCol,
+                             void *pBuf, uint8_t *aAll, char **pzErr);
+
+/*
+** Appends index part ePart (COLVEC_LAYOUT_*) of vector column iCol: n bytes
+** at a; nStride is the size of one code (COLVEC_LAYOUT_CODES only).
+** Returns COLVEC_OK or the writer's error.
+*/
+int colvecLayoutWritePart(ColvecSegWriter *pW, int iCol, int ePart, int nStride,
+                          const void *a, int64_t n);
+
+/*
+** Resolves the sections of the just-opened segment h (file zPath, for
+** messages) into h->aCol and loads its rowids. Returns SQLITE_OK, or an
+** error with *pzErr set (not for SQLITE_NOMEM); colvecLayoutClose frees
+** what was done either way.
+*/
+int colvecLayoutOpen(const ColvecConfig *pC, ColvecSegHandle *h,
+                     const char *zPath, char **pzErr);
+
+/* Frees what colvecLayoutOpen resolved and loaded. */
+void colvecLayoutClose(const ColvecConfig *pC, ColvecSegHandle *h);
+
+/*
+** Makes the view of attribute column iCol of segment h available in
+** *ppView (loaded once; access=file reads its sections into memory).
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecLayoutView(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
+                     const ColvecColumnView **ppView, char **pzErr);
+
+/*
+** Returns a pointer to vector column iCol (described by pCol) of row iRow
+** of segment h: into the mapping, or read into pBuf (access=file, pBuf
+** holds the column's nByte). Returns NULL with *pzErr and *pRc set on
+** error: SQLITE_IOERR_READ when a read failed, COLVEC_CORRUPT_VTAB for a
+** missing section.
+*/
+const void *colvecLayoutVector(ColvecSegHandle *h, const ColvecColumn *pCol,
+                               int iCol, int64_t iRow, void *pBuf, char **pzErr,
+                               int *pRc);
+
+/*
+** Returns the bytes of index part ePart of vector column iCol of h,
+** *pnByte long: a pointer into the mapping, or (access=file) a buffer read
+** into *ppOwned (caller frees). A missing part returns NULL with *pnByte 0
+** and *pzErr unset; an error returns NULL with *pzErr set.
+*/
+const void *colvecLayoutPart(ColvecSegHandle *h, int iCol, int ePart,
+                             void **ppOwned, int64_t *pnByte, char **pzErr);
+
+/* The index parts column iCol of h has, as colvecLayoutIndexParts()
+** gives them. */
+int colvecLayoutPartMask(const ColvecSegHandle *h, int iCol);
+
+/*
+** The cell reader: reads column iCol of row iRow of source pSrc (a batch
+** row, or a segment row) into *pOut: COLVEC_TYPE_NULL, _INTEGER (i),
+** _FLOAT (r), _TEXT or _BLOB (z, n; z may be NULL when n is 0). A vector
+** is a BLOB of the column's nByte, read into pBuf when its segment is not
+** mapped. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecLayoutCell(const ColvecConfig *pC, const ColvecSource *pSrc, int iCol,
+                     int64_t iRow, void *pBuf, ColvecScalar *pOut,
+                     char **pzErr);
+
+/* Sets the SQL result to cell *pV (a copy of its bytes). */
+void colvecCellResult(sqlite3_context *pCtx, const ColvecScalar *pV);
+
+/* Binds cell *pV to parameter iBind of pStmt, its bytes with destructor
+** xDel. Returns the bind's result code. */
+int colvecCellBind(sqlite3_stmt *pStmt, int iBind, const ColvecScalar *pV,
+                   void (*xDel)(void *));
+
+/*
+** Sets the SQL result to column iCol of row iRow of segment h. Returns
+** SQLITE_OK or an error with *pzErr set.
+*/
+int colvecLayoutResult(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
+                       int64_t iRow, sqlite3_context *pCtx, char **pzErr);
+
+/*
+** Binds column iCol of row iRow of source pSrc to parameter iBind of pStmt
+** (until its next step). Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecLayoutBind(const ColvecConfig *pC, const ColvecSource *pSrc,
+                     int64_t iRow, int iCol, sqlite3_stmt *pStmt, int iBind,
+                     char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_segment.c (the live segments of a table)
@@ -249,7 +418,6 @@ void colvecBatchResult(const ColvecBatch *p, int iCol, int64_t iRow,
 
 typedef struct ColvecSegIndex ColvecSegIndex;
 
-/* One open, live segment. */
 /*
 ** A per-column cache that a reader of the segment (the index) hangs on the
 ** handle: opaque here, freed with the handle through its own destructor,
@@ -261,22 +429,20 @@ struct ColvecSegSlot {
   void (*xFree)(void *); /* frees p (called once, at handle close) */
 };
 
-typedef struct ColvecSegHandle ColvecSegHandle;
+/* One open, live segment. */
 struct ColvecSegHandle {
-  int64_t iSegid;          /* id in the manifest (file NNNNNN.seg) */
-  uint64_t cksum;          /* header checksum the manifest records */
-  ColvecSeg *pSeg;         /* the open file */
-  int64_t nRow;            /* rows in the file */
-  const int64_t *aRowid;   /* sorted rowids (mapping or aRowidOwned) */
-  int64_t *aRowidOwned;    /* access=file: rowids read into memory */
-  ColvecColumnView *aView; /* per user column, valid when abView[i] */
-  uint8_t *abView;         /* per user column: view loaded */
-  void **apOwned;          /* access=file: 3 buffers per column */
-  int64_t *aTomb;          /* sorted tombstoned rowids of this segment */
-  int64_t nTomb;           /* entries in aTomb */
-  int64_t nTombAlloc;      /* allocated entries of aTomb */
-  int nRef;                /* holders: the live set and open cursors */
-  ColvecSegSlot *aSlot;    /* per user column: a reader's cache, or NULL */
+  int64_t iSegid;        /* id in the manifest (file NNNNNN.seg) */
+  uint64_t cksum;        /* header checksum the manifest records */
+  ColvecSeg *pSeg;       /* the open file */
+  int64_t nRow;          /* rows in the file */
+  const int64_t *aRowid; /* sorted rowids (mapping or aRowidOwned) */
+  int64_t *aRowidOwned;  /* access=file: rowids read into memory */
+  ColvecLayoutCol *aCol; /* per user column: its sections (layout) */
+  int64_t *aTomb;        /* sorted tombstoned rowids of this segment */
+  int64_t nTomb;         /* entries in aTomb */
+  int64_t nTombAlloc;    /* allocated entries of aTomb */
+  int nRef;              /* holders: the live set and open cursors */
+  ColvecSegSlot *aSlot;  /* per user column: a reader's cache, or NULL */
 };
 
 /* The segments of one table as this connection sees them. */
@@ -362,13 +528,6 @@ void colvecSegHandleRef(ColvecSegHandle *h);
 /* Drops a reference; the last one closes the file and frees h. */
 void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h);
 
-/*
-** Binds column iCol of row iRow of segment h to parameter iBind of pStmt.
-** Returns SQLITE_OK or an error with *pzErr set.
-*/
-int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow, int iCol,
-                  sqlite3_stmt *pStmt, int iBind, char **pzErr);
-
 /* Notes that this connection changed the manifest or tombstones. */
 void colvecSegTableChanged(ColvecSegTable *p);
 
@@ -394,34 +553,6 @@ int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid);
 int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
 
 /*
-** Returns the bytes of section (eKind, iCol) of h, *pnByte long: a pointer
-** into the mapping, or (access=file) a buffer read into *ppOwned (caller
-** frees). A missing section returns NULL with *pnByte 0 and *pzErr unset;
-** an error returns NULL with *pzErr set.
-*/
-const void *colvecSegSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
-                                  void **ppOwned, int64_t *pnByte,
-                                  char **pzErr);
-
-/*
-** Makes the view of attribute column iCol of segment h available in
-** *ppView. Returns SQLITE_OK or an error with *pzErr set.
-*/
-int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
-                  const ColvecColumnView **ppView, char **pzErr);
-
-/*
-** Returns a pointer to vector column iCol of row iRow of segment h: into
-** the mapping (access=mmap), or read into pBuf (access=file, pBuf holds
-** the column's nByte). Returns NULL with *pzErr and *pRc set on error:
-** SQLITE_IOERR_READ when a read failed, COLVEC_CORRUPT_VTAB for a bad
-** segment.
-*/
-const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
-                            int iCol, int64_t iRow, void *pBuf, char **pzErr,
-                            int *pRc);
-
-/*
 ** Maps the failure rc (COLVEC_*) of a segment read or open, whose ColvecErr
 ** holds iErrno, to an SQLite code: SQLITE_NOMEM when out of memory (ENOMEM
 ** included: a mapping that does not fit), SQLITE_IOERR_READ when the
@@ -429,18 +560,6 @@ const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
 ** or one shorter than its header says).
 */
 int colvecSegReadRc(int rc, int iErrno);
-
-/* Base address of vector column iCol (described by pCol) in a mapped
-** segment, or NULL (access=file, or no section of the right size). */
-const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, const ColvecColumn *pCol,
-                                   int iCol);
-
-/*
-** Sets the SQL result to column iCol of row iRow of segment h. Returns
-** SQLITE_OK or an error with *pzErr set.
-*/
-int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
-                    int64_t iRow, sqlite3_context *pCtx, char **pzErr);
 
 /* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
 char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
@@ -456,14 +575,6 @@ char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 ** files, and orphans left by rolled-back or crashed transactions, are
 ** deleted by a later writer (colvecCompactCleanup).
 */
-
-/* A source of rows for a new segment: a batch, or a live segment. */
-typedef struct ColvecSource ColvecSource;
-struct ColvecSource {
-  const ColvecBatch *pBatch; /* rows in memory, or NULL */
-  int64_t iFirst;            /* batch: first row to take */
-  ColvecSegHandle *pSeg;     /* a live segment (its live rows), or NULL */
-};
 
 /*
 ** Writes the live rows of aSrc[0..nSrc-1], in rowid order, as one new
@@ -517,10 +628,11 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /*************************************************************************
 ** Interface to code in colvec_index.c (per-segment ANN index)
 **
-** Each vector column of a segment may carry, as sections of the file:
-**   COLVEC_SEG_QUANT  the trained quantizer (colvec_quant.c, serialised)
-**   COLVEC_SEG_CODES  one fixed-size code per row
-**   COLVEC_SEG_GRAPH  an HNSW graph over the rows (colvec_hnsw.c)
+** Each vector column of a segment may carry, as layout parts
+** (colvec_layout.c, which decides which):
+**   COLVEC_LAYOUT_QUANT  the trained quantizer (colvec_quant.c, serialised)
+**   COLVEC_LAYOUT_CODES  one fixed-size code per row
+**   COLVEC_LAYOUT_GRAPH  an HNSW graph over the rows (colvec_hnsw.c)
 ** The graph is built with float32 distances when the segment has at least
 ** COLVEC_INDEX_MIN_ROWS rows; searches traverse it on the codes (or on the
 ** float32 vectors with quantize=none), and the oversampled candidates are
@@ -548,6 +660,78 @@ struct ColvecIndexScratch {
 
 /* Frees the scratch's buffers (the struct itself is the caller's). */
 void colvecIndexScratchFree(ColvecIndexScratch *p);
+
+/*
+** Index types. A segment's vector column is searched through one type,
+** chosen once when the index is opened (colvec_index.c:indexType): the
+** first type of the table whose layout part (ePart) the column has — at
+** compaction, the first whose part colvecLayoutIndexParts() gives it —
+** else the exact scan. A filter that passes few rows is scanned exactly
+** whatever the type (colvecIndexSearch). Every type shares the quantizer,
+** the codes and the float32 vectors of ColvecSegIndex, and rescoring
+** (colvecIndexFinish).
+*/
+typedef struct ColvecIndexMethods ColvecIndexMethods;
+struct ColvecIndexMethods {
+  const char *zName; /* name, for messages and debugging */
+  int ePart;         /* COLVEC_LAYOUT_* part holding its structure; -1 none */
+  /* Builds the structure of nRow vectors at aVec (rowids aRowid, row
+  ** order) and writes it with colvecLayoutWritePart(); NULL: nothing to
+  ** build. Returns COLVEC_OK, COLVEC_NOMEM, COLVEC_INTERRUPT or an error. */
+  int (*xBuild)(ColvecSegWriter *pW, ColvecTick *pTick, const ColvecConfig *pC,
+                int iCol, const void *aVec, int64_t nRow,
+                const int64_t *aRowid);
+  /* Opens the structure (n bytes at a, which stay valid while it is open)
+  ** of a segment of nRow rows into *ppState; NULL: nothing to open.
+  ** Returns COLVEC_OK, COLVEC_NOMEM or COLVEC_CORRUPT. */
+  int (*xOpen)(const void *a, int64_t n, int64_t nRow, void **ppState);
+  /* Offers the best rows of h among the bitmap's (aBits; NULL: all) for
+  ** query q to pTopk. Returns SQLITE_OK or an error with *pzErr set. */
+  int (*xSearch)(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                 ColvecSegIndex *pIdx, ColvecIndexScratch *s,
+                 const ColvecKnnQuery *q, const uint8_t *aBits,
+                 ColvecTopk *pTopk, char **pzErr);
+  /* Frees what xOpen made. */
+  void (*xFree)(void *pState);
+};
+
+/* The opened index of one vector column of one segment. */
+struct ColvecSegIndex {
+  const ColvecIndexMethods *pMethods; /* its index type */
+  void *pState;                       /* what the type's xOpen made, or NULL */
+  void *pStateOwned;       /* access=file: the type's part read in memory */
+  ColvecQuant *pQuant;     /* quantizer, or NULL: traverse on float32 */
+  const uint8_t *aCode;    /* codes, nCodeBytes per row */
+  int nCodeBytes;          /* bytes per code */
+  void *pCodeOwned;        /* access=file: codes read into memory */
+  const uint8_t *aVecBase; /* float32 vectors in the mapping, or NULL */
+  int bWarm;               /* last rescoring found the vectors resident */
+};
+
+/* The HNSW index type (colvec_index_hnsw.c). */
+extern const ColvecIndexMethods colvecIndexHnswMethods;
+
+/*
+** Offers the nOut candidates s->aNode of a search of segment h (estimated
+** distances s->aDist) to pTopk: rescored with the float32 vectors (rows
+** read in order, hinted when ePrefault is none and they may not be
+** resident), or with the codes' estimates when q->bRescore is 0, or
+** recomputed in double when the search ran on the stored vectors (no
+** quantizer). May reorder s->aNode. Returns SQLITE_OK or an error.
+*/
+int colvecIndexFinish(ColvecSegHandle *h, ColvecSegIndex *pIdx,
+                      ColvecIndexScratch *s, const ColvecKnnQuery *q,
+                      const ColvecColumn *pCol, int ePrefault, int nOut,
+                      ColvecTopk *pTopk, char **pzErr);
+
+/*
+** Offers to pTopk the exact distances of the nOut rows s->aNode of h, one
+** vector at a time (a mapped vector, or a read into s->pBuf). Returns
+** SQLITE_OK or an error with *pzErr set.
+*/
+int colvecIndexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
+                         const ColvecKnnQuery *q, const ColvecColumn *pCol,
+                         int nOut, ColvecTopk *pTopk, char **pzErr);
 
 /*
 ** Writes the index sections of vector column iCol for nRow vectors held

@@ -18,18 +18,10 @@ static int compactIoRc(int iErrno) {
   return iErrno == ENOSPC ? SQLITE_FULL : SQLITE_IOERR;
 }
 
-/* One live row of a source, for ordering rows by rowid. */
-typedef struct CompactRow CompactRow;
-struct CompactRow {
-  int64_t iRowid; /* rowid */
-  int iSrc;       /* index into the source array */
-  int64_t iRow;   /* row within that source */
-};
-
 /* qsort comparator: ascending rowid. */
 static int compactRowCmp(const void *a, const void *b) {
-  int64_t x = ((const CompactRow *)a)->iRowid;
-  int64_t y = ((const CompactRow *)b)->iRowid;
+  int64_t x = ((const ColvecRowRef *)a)->iRowid;
+  int64_t y = ((const ColvecRowRef *)b)->iRowid;
   return x < y ? -1 : x > y;
 }
 
@@ -39,15 +31,15 @@ static int compactRowCmp(const void *a, const void *b) {
 ** twice is corruption.
 */
 static int compactCollect(const ColvecSource *aSrc, int nSrc,
-                          CompactRow **paRow, int64_t *pnRow, char **pzErr) {
+                          ColvecRowRef **paRow, int64_t *pnRow, char **pzErr) {
   int64_t nAll = 0, n = 0, i;
-  CompactRow *aRow;
+  ColvecRowRef *aRow;
   int s;
   for (s = 0; s < nSrc; s++) {
     nAll += aSrc[s].pBatch ? aSrc[s].pBatch->nRow - aSrc[s].iFirst
                            : aSrc[s].pSeg->nRow;
   }
-  aRow = sqlite3_malloc64(sizeof(CompactRow) * (sqlite3_uint64)(nAll + 1));
+  aRow = sqlite3_malloc64(sizeof(ColvecRowRef) * (sqlite3_uint64)(nAll + 1));
   if (aRow == NULL) return SQLITE_NOMEM;
   for (s = 0; s < nSrc; s++) {
     if (aSrc[s].pBatch) {
@@ -69,7 +61,7 @@ static int compactCollect(const ColvecSource *aSrc, int nSrc,
       }
     }
   }
-  qsort(aRow, (size_t)n, sizeof(CompactRow), compactRowCmp);
+  qsort(aRow, (size_t)n, sizeof(ColvecRowRef), compactRowCmp);
   for (i = 1; i < n; i++) {
     if (aRow[i].iRowid == aRow[i - 1].iRowid) {
       *pzErr = sqlite3_mprintf(
@@ -84,180 +76,18 @@ static int compactCollect(const ColvecSource *aSrc, int nSrc,
   return SQLITE_OK;
 }
 
-/* Rows appended to a section per colvecSegWriterAppend call. */
-#define COMPACT_CHUNK 1024
-
 /*
-** Returns SQLITE_INTERRUPT (with *pzErr set) when row i of a long loop is
-** one of every COMPACT_CHUNK and the connection was interrupted, else
-** SQLITE_OK.
-*/
-static int compactTick(ColvecTick *pTick, int64_t i, char **pzErr) {
-  if (i % COMPACT_CHUNK == 0 && colvecTickStop(pTick)) {
-    return colvecTickError(pzErr);
-  }
-  return SQLITE_OK;
-}
-
-/*
-** Appends the rowid section.
-*/
-static int compactWriteRowids(ColvecSegWriter *pW, const CompactRow *aRow,
-                              int64_t nRow) {
-  int64_t aBuf[COMPACT_CHUNK];
-  int64_t i;
-  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_ROWIDS, 0, 8, 0);
-  for (i = 0; rc == COLVEC_OK && i < nRow; i += COMPACT_CHUNK) {
-    int64_t j, n = nRow - i < COMPACT_CHUNK ? nRow - i : COMPACT_CHUNK;
-    for (j = 0; j < n; j++)
-      aBuf[j] = aRow[i + j].iRowid;
-    rc = colvecSegWriterAppend(pW, aBuf, n * 8);
-  }
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
-  return rc;
-}
-
-/*
-** Reads attribute value of user column iCol for one row of a source into
-** the fields below: NULL flag, integer, real, or bytes.
-*/
-typedef struct CompactValue CompactValue;
-struct CompactValue {
-  int bNull;        /* value is NULL */
-  int64_t i;        /* integer value */
-  double r;         /* real value */
-  const uint8_t *z; /* text/blob bytes */
-  int64_t n;        /* text/blob length */
-};
-
-/* Fills *pV with column iCol of row r of its source. */
-static int compactValue(ColvecSegTable *pSegs, const ColvecSource *aSrc,
-                        const CompactRow *r, int iCol, CompactValue *pV,
-                        char **pzErr) {
-  const ColvecSource *pSrc = &aSrc[r->iSrc];
-  memset(pV, 0, sizeof(*pV));
-  if (pSrc->pBatch) {
-    const ColvecBatchCol *c = &pSrc->pBatch->aCol[iCol];
-    pV->bNull = c->aNull[r->iRow];
-    if (c->aInt) pV->i = c->aInt[r->iRow];
-    if (c->aReal) pV->r = c->aReal[r->iRow];
-    if (c->aOff) {
-      pV->z = c->aByte ? c->aByte + c->aOff[r->iRow] : NULL;
-      pV->n = c->aOff[r->iRow + 1] - c->aOff[r->iRow];
-    }
-  } else {
-    const ColvecColumnView *v;
-    int rc = colvecSegView(pSegs, pSrc->pSeg, iCol, &v, pzErr);
-    if (rc != SQLITE_OK) return rc;
-    pV->bNull = v->aNull ? (v->aNull[r->iRow >> 3] >> (r->iRow & 7)) & 1 : 0;
-    if (v->aInt) pV->i = v->aInt[r->iRow];
-    if (v->aReal) pV->r = v->aReal[r->iRow];
-    if (v->aOff) {
-      int64_t a = v->aOff[r->iRow], b = v->aOff[r->iRow + 1];
-      if (a < 0 || b < a || b > v->nByte) return COLVEC_CORRUPT_VTAB;
-      pV->z = v->aByte ? v->aByte + a : NULL;
-      pV->n = b - a;
-    }
-  }
-  return SQLITE_OK;
-}
-
-/*
-** Appends the sections of attribute column iCol: a NULL bitmap when any
-** value is NULL, then fixed values or offsets + bytes.
-*/
-static int compactWriteAttr(ColvecSegTable *pSegs, ColvecSegWriter *pW,
-                            ColvecTick *pTick, const ColvecSource *aSrc,
-                            const CompactRow *aRow, int64_t nRow, int iCol,
-                            char **pzErr) {
-  const ColvecColumn *pCol = &pSegs->pConfig->aCol[iCol];
-  int bFixed =
-      pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_REAL;
-  int64_t i, nNull = 0;
-  int rc = SQLITE_OK;
-  int pass;
-  CompactValue v;
-  /* pass 0: NULL bitmap (written only when a NULL exists) */
-  for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
-    rc = compactTick(pTick, i, pzErr);
-    if (rc == SQLITE_OK)
-      rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
-    nNull += v.bNull;
-  }
-  if (rc != SQLITE_OK) return rc;
-  if (nNull > 0) {
-    uint8_t aBits[COMPACT_CHUNK / 8];
-    rc = colvecSegWriterBegin(pW, COLVEC_SEG_NULLBITMAP, (uint32_t)iCol, 0, 0);
-    for (i = 0; rc == COLVEC_OK && i < nRow; i += COMPACT_CHUNK) {
-      int64_t j, n = nRow - i < COMPACT_CHUNK ? nRow - i : COMPACT_CHUNK;
-      memset(aBits, 0, sizeof(aBits));
-      for (j = 0; j < n && rc == SQLITE_OK; j++) {
-        rc = compactValue(pSegs, aSrc, &aRow[i + j], iCol, &v, pzErr);
-        if (v.bNull) aBits[j >> 3] |= (uint8_t)(1 << (j & 7));
-      }
-      if (rc == SQLITE_OK) rc = colvecSegWriterAppend(pW, aBits, (n + 7) / 8);
-    }
-    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
-    if (rc != SQLITE_OK) return rc;
-  }
-  if (bFixed) {
-    int bReal = pCol->eAttr == COLVEC_ATTR_REAL;
-    rc = colvecSegWriterBegin(pW, COLVEC_SEG_ATTR_FIXED, (uint32_t)iCol, 8,
-                              bReal ? COLVEC_SEGF_REAL : 0);
-    for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
-      rc = compactTick(pTick, i, pzErr);
-      if (rc == SQLITE_OK)
-        rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
-      if (rc == SQLITE_OK) {
-        if (v.bNull) {
-          v.i = 0;
-          v.r = 0.0;
-        }
-        rc = colvecSegWriterAppend(
-            pW, bReal ? (const void *)&v.r : (const void *)&v.i, 8);
-      }
-    }
-    return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
-  }
-  /* pass 1: offsets, pass 2: bytes */
-  for (pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
-    int64_t iOff = 0;
-    rc = colvecSegWriterBegin(
-        pW, pass == 1 ? COLVEC_SEG_ATTR_VAROFFSETS : COLVEC_SEG_ATTR_VARBYTES,
-        (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
-    if (pass == 1 && rc == COLVEC_OK) rc = colvecSegWriterAppend(pW, &iOff, 8);
-    for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
-      rc = compactTick(pTick, i, pzErr);
-      if (rc == SQLITE_OK)
-        rc = compactValue(pSegs, aSrc, &aRow[i], iCol, &v, pzErr);
-      if (rc != SQLITE_OK) break;
-      if (v.bNull) v.n = 0;
-      if (pass == 1) {
-        iOff += v.n;
-        rc = colvecSegWriterAppend(pW, &iOff, 8);
-      } else if (v.n > 0) {
-        rc = colvecSegWriterAppend(pW, v.z, v.n);
-      }
-    }
-    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
-  }
-  return rc;
-}
-
-/*
-** Appends the vectors of vector column iCol in row order, then the
-** column's index sections (quantizer, codes, graph), built from a
-** contiguous copy of the vectors.
+** Appends the vectors of vector column iCol in row order (colvec_layout.c),
+** then the column's index (colvec_index.c), built from a contiguous copy of
+** the vectors when the layout gives the column index parts.
 */
 static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                ColvecTick *pTick, const ColvecSource *aSrc,
-                               const CompactRow *aRow, int64_t nRow, int iCol,
+                               const ColvecRowRef *aRow, int64_t nRow, int iCol,
                                void *pBuf, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   const ColvecColumn *pCol = &pC->aCol[iCol];
-  int bIndex =
-      (pCol->eElem == COLVEC_ELEM_F32 && pCol->eQuant != COLVEC_QUANT_NONE) ||
-      (nRow >= COLVEC_INDEX_MIN_ROWS && !pCol->bNoIndex);
+  int bIndex = colvecLayoutIndexParts(pCol, nRow) != 0;
   uint8_t *aAll = NULL;
   int64_t *aRowid = NULL;
   int64_t i;
@@ -270,28 +100,11 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
       sqlite3_free(aRowid);
       return SQLITE_NOMEM;
     }
-  }
-  rc = colvecSegWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
-                            (uint32_t)pCol->nByte, 0);
-  for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
-    const ColvecSource *pSrc = &aSrc[aRow[i].iSrc];
-    const void *pVec;
-    rc = compactTick(pTick, i, pzErr);
-    if (rc != SQLITE_OK) break;
-    if (pSrc->pBatch) {
-      pVec = &pSrc->pBatch->aCol[iCol].aVec[aRow[i].iRow * pCol->nByte];
-    } else {
-      pVec = colvecSegVector(pSrc->pSeg, pCol, iCol, aRow[i].iRow, pBuf, pzErr,
-                             &rc);
-      if (pVec == NULL) break;
-    }
-    if (aAll) {
-      memcpy(aAll + i * pCol->nByte, pVec, (size_t)pCol->nByte);
+    for (i = 0; i < nRow; i++)
       aRowid[i] = aRow[i].iRowid;
-    }
-    rc = colvecSegWriterAppend(pW, pVec, pCol->nByte);
   }
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  rc = colvecLayoutWriteVectors(pC, pW, pTick, aSrc, aRow, nRow, iCol, pBuf,
+                                aAll, pzErr);
   if (rc == COLVEC_OK && aAll) {
     rc = colvecIndexWrite(pW, pTick, pC, iCol, aAll, nRow, aRowid, pzErr);
   }
@@ -355,7 +168,7 @@ static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen) {
 int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        const ColvecSource *aSrc, int nSrc, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
-  CompactRow *aRow = NULL;
+  ColvecRowRef *aRow = NULL;
   int64_t nRow = 0;
   sqlite3_int64 iSegid = 0, iGen = 0;
   ColvecSegWriter *pW = NULL;
@@ -395,13 +208,13 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
       }
     }
-    if (rc == SQLITE_OK) rc = compactWriteRowids(pW, aRow, nRow);
+    if (rc == SQLITE_OK) rc = colvecLayoutWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
       if (pC->aCol[i].bVector) {
         rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, pBuf,
                                  pzErr);
       } else {
-        rc = compactWriteAttr(pSegs, pW, &tick, aSrc, aRow, nRow, i, pzErr);
+        rc = colvecLayoutWriteAttr(pC, pW, &tick, aSrc, aRow, nRow, i, pzErr);
       }
     }
     if (pW) {

@@ -483,14 +483,14 @@ int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
       rc = cursorKnnLocate(pCur);
       if (rc != SQLITE_OK) return rc;
       if (pCur->iHitSeg >= 0) {
-        rc = colvecSegResult(pTab->pSegs, pTab->pSegs->apSeg[pCur->iHitSeg],
-                             iCol, pCur->iHitRow, pCtx, &zErr);
+        rc = colvecLayoutResult(pC, pTab->pSegs->apSeg[pCur->iHitSeg], iCol,
+                                pCur->iHitRow, pCtx, &zErr);
       } else {
         sqlite3_result_value(pCtx, sqlite3_column_value(pCur->pRow, 1 + iCol));
       }
     } else if (pCur->iSeg < pCur->nSeg) {
-      rc = colvecSegResult(pTab->pSegs, pCur->apSeg[pCur->iSeg], iCol,
-                           pCur->iRow, pCtx, &zErr);
+      rc = colvecLayoutResult(pC, pCur->apSeg[pCur->iSeg], iCol, pCur->iRow,
+                              pCtx, &zErr);
     } else {
       sqlite3_result_value(pCtx, sqlite3_column_value(pCur->pScan, 1 + iCol));
     }

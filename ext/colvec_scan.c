@@ -137,7 +137,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else {
     if (iCol < 0 || iCol >= pC->nCol) return SQLITE_ERROR;
     if (pC->aCol[iCol].bVector) return SQLITE_OK; /* SQLite checks these */
-    rc = colvecSegView(pSegs, h, iCol, &pView, pzErr);
+    rc = colvecLayoutView(pC, h, iCol, &pView, pzErr);
     if (rc != SQLITE_OK) return rc;
     eAffinity = pC->aCol[iCol].eAttr;
   }

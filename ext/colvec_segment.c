@@ -2,8 +2,8 @@
 ** colvec_segment.c — the live segments of a table, as one connection sees
 ** them: finding the folder, opening and caching segment files, keeping
 ** them in step with the manifest and tombstones the table records
-** (colvec_storage.c), and reading rows and columns out of them. See
-** colvecInt.h for the interface.
+** (colvec_storage.c), finding rows by rowid. What a segment holds is
+** colvec_layout.c's. See colvecInt.h for the interface.
 */
 #include "colvecInt.h"
 
@@ -21,14 +21,7 @@ char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
 static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h) {
     int i;
-    if (h->apOwned) {
-      for (i = 0; i < pC->nCol * 3; i++)
-        sqlite3_free(h->apOwned[i]);
-    }
-    sqlite3_free(h->apOwned);
-    sqlite3_free(h->aView);
-    sqlite3_free(h->abView);
-    sqlite3_free(h->aRowidOwned);
+    colvecLayoutClose(pC, h);
     sqlite3_free(h->aTomb);
     if (h->aSlot) {
       for (i = 0; i < pC->nCol; i++) {
@@ -344,15 +337,6 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
   return COLVEC_CORRUPT_VTAB;
 }
 
-/*
-** The code of a failed colvecSegSectionBytes() call whose buffer slot is
-** pOwned: a buffer was allocated, so the read failed (SQLITE_IOERR_READ),
-** else the allocation did (SQLITE_NOMEM).
-*/
-static int segBytesRc(void *pOwned) {
-  return pOwned ? SQLITE_IOERR_READ : SQLITE_NOMEM;
-}
-
 /* Maps a segment read's failure to an SQLite code; see colvecInt.h. */
 int colvecSegReadRc(int rc, int iErrno) {
   if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
@@ -371,7 +355,6 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   const ColvecConfig *pC = p->pConfig;
   ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
   char *zPath = colvecSegPath(p->zDir, iSegid, "");
-  const ColvecSegSection *pSec;
   ColvecErr err;
   int rc = SQLITE_OK;
   *pp = NULL;
@@ -402,30 +385,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   }
   if (rc == SQLITE_OK) {
     h->nRow = nRow;
-    pSec = colvecSegFind(h->pSeg, COLVEC_SEG_ROWIDS, 0);
-    h->aView =
-        sqlite3_malloc64(sizeof(ColvecColumnView) * (sqlite3_uint64)pC->nCol);
-    h->abView = sqlite3_malloc64((sqlite3_uint64)pC->nCol);
-    h->apOwned =
-        sqlite3_malloc64(sizeof(void *) * 3 * (sqlite3_uint64)pC->nCol);
-    /* zero what was allocated: segHandleFree walks apOwned */
-    if (h->abView) memset(h->abView, 0, (size_t)pC->nCol);
-    if (h->apOwned)
-      memset(h->apOwned, 0, sizeof(void *) * 3 * (size_t)pC->nCol);
-    if (h->aView == NULL || h->abView == NULL || h->apOwned == NULL) {
-      rc = SQLITE_NOMEM;
-    }
-    if (rc == SQLITE_OK && (pSec == NULL || pSec->nByte != nRow * 8)) {
-      *pzErr = sqlite3_mprintf("colvec: segment %s has no valid rowids", zPath);
-      rc = COLVEC_CORRUPT_VTAB;
-    } else if (rc == SQLITE_OK && nRow > 0) {
-      void *pOwned = NULL;
-      int64_t nByte;
-      h->aRowid = (const int64_t *)colvecSegSectionBytes(
-          h, COLVEC_SEG_ROWIDS, 0, &pOwned, &nByte, pzErr);
-      h->aRowidOwned = (int64_t *)pOwned;
-      if (h->aRowid == NULL) rc = segBytesRc(pOwned);
-    }
+    rc = colvecLayoutOpen(pC, h, zPath, pzErr);
   }
   sqlite3_free(zPath);
   if (rc != SQLITE_OK) {
@@ -592,236 +552,4 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
     }
   }
   return 0;
-}
-
-/* Bytes of one section, mapped or read; see colvecInt.h. */
-const void *colvecSegSectionBytes(ColvecSegHandle *h, uint32_t eKind, int iCol,
-                                  void **ppOwned, int64_t *pnByte,
-                                  char **pzErr) {
-  const ColvecSegSection *pSec = colvecSegFind(h->pSeg, eKind, (uint32_t)iCol);
-  ColvecErr err;
-  err.zMsg[0] = 0;
-  *pnByte = 0;
-  if (pSec == NULL) return NULL;
-  *pnByte = pSec->nByte;
-  if (colvecSegData(h->pSeg, pSec)) return colvecSegData(h->pSeg, pSec);
-  *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
-  if (*ppOwned == NULL) {
-    *pzErr = sqlite3_mprintf("colvec: out of memory");
-    return NULL;
-  }
-  if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
-      COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    return NULL;
-  }
-  return *ppOwned;
-}
-
-/* Makes the view of attribute column iCol available; see colvecInt.h. */
-int colvecSegView(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
-                  const ColvecColumnView **ppView, char **pzErr) {
-  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
-  ColvecColumnView *pView = &h->aView[iCol];
-  void **apOwned = &h->apOwned[iCol * 3];
-  int64_t nByte = 0, nNull = 0;
-  if (!h->abView[iCol]) {
-    /* buffers left by an earlier attempt that failed (a read error) */
-    sqlite3_free(apOwned[0]);
-    sqlite3_free(apOwned[1]);
-    sqlite3_free(apOwned[2]);
-    apOwned[0] = apOwned[1] = apOwned[2] = NULL;
-    memset(pView, 0, sizeof(*pView));
-    pView->nRow = h->nRow;
-    pView->aNull = colvecSegSectionBytes(h, COLVEC_SEG_NULLBITMAP, iCol,
-                                         &apOwned[2], &nNull, pzErr);
-    if (*pzErr) return segBytesRc(apOwned[2]);
-    switch (pCol->eAttr) {
-    case COLVEC_ATTR_INTEGER:
-      pView->eStore = COLVEC_STORE_INT64;
-      pView->aInt = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
-                                          &apOwned[0], &nByte, pzErr);
-      if (*pzErr) return segBytesRc(apOwned[0]);
-      if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
-      if (nByte != h->nRow * 8) goto corrupt;
-      break;
-    case COLVEC_ATTR_REAL:
-      pView->eStore = COLVEC_STORE_DOUBLE;
-      pView->aReal = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_FIXED, iCol,
-                                           &apOwned[0], &nByte, pzErr);
-      if (*pzErr) return segBytesRc(apOwned[0]);
-      if (pView->aReal == NULL && h->nRow > 0) goto corrupt;
-      if (nByte != h->nRow * 8) goto corrupt;
-      break;
-    default:
-      pView->eStore = pCol->eAttr == COLVEC_ATTR_TEXT ? COLVEC_STORE_TEXT
-                                                      : COLVEC_STORE_BLOB;
-      pView->aOff = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VAROFFSETS, iCol,
-                                          &apOwned[0], &nByte, pzErr);
-      if (*pzErr) return segBytesRc(apOwned[0]);
-      if (pView->aOff == NULL) goto corrupt;
-      nByte = 0;
-      pView->aByte = colvecSegSectionBytes(h, COLVEC_SEG_ATTR_VARBYTES, iCol,
-                                           &apOwned[1], &nByte, pzErr);
-      if (*pzErr) return segBytesRc(apOwned[1]);
-      pView->nByte = nByte;
-      if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
-      {
-        /* every reader indexes aByte with these: check them all once */
-        int64_t i;
-        for (i = 0; i < h->nRow; i++) {
-          if (pView->aOff[i + 1] < pView->aOff[i]) goto corrupt;
-        }
-      }
-      break;
-    }
-    h->abView[iCol] = 1;
-  }
-  *ppView = pView;
-  return SQLITE_OK;
-corrupt:
-  if (*pzErr == NULL) {
-    *pzErr = sqlite3_mprintf(
-        "colvec: segment %lld of table %s lacks a valid section for column %s",
-        (long long)h->iSegid, p->pConfig->zName, pCol->zName);
-  }
-  return COLVEC_CORRUPT_VTAB;
-}
-
-/* Base address of vector column iCol in a mapped segment; see colvecInt.h. */
-const uint8_t *colvecSegVectorBase(ColvecSegHandle *h, const ColvecColumn *pCol,
-                                   int iCol) {
-  const ColvecSegSection *pSec =
-      colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
-  if (pSec == NULL || pSec->nByte != h->nRow * pCol->nByte) return NULL;
-  return (const uint8_t *)colvecSegData(h->pSeg, pSec);
-}
-
-/* Returns a pointer to one vector; see colvecInt.h. */
-const void *colvecSegVector(ColvecSegHandle *h, const ColvecColumn *pCol,
-                            int iCol, int64_t iRow, void *pBuf, char **pzErr,
-                            int *pRc) {
-  const ColvecSegSection *pSec =
-      colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, (uint32_t)iCol);
-  const uint8_t *aBase;
-  ColvecErr err;
-  int rc;
-  if (pSec == NULL || pSec->nByte != h->nRow * pCol->nByte) {
-    *pzErr = sqlite3_mprintf("colvec: segment %lld lacks vectors for %s",
-                             (long long)h->iSegid, pCol->zName);
-    *pRc = COLVEC_CORRUPT_VTAB;
-    return NULL;
-  }
-  aBase = (const uint8_t *)colvecSegData(h->pSeg, pSec);
-  if (aBase) return aBase + iRow * pCol->nByte;
-  err.zMsg[0] = 0;
-  err.iErrno = 0;
-  rc =
-      colvecSegRead(h->pSeg, pSec, iRow * pCol->nByte, pBuf, pCol->nByte, &err);
-  if (rc != COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    *pRc = colvecSegReadRc(rc, err.iErrno);
-    return NULL;
-  }
-  return pBuf;
-}
-
-/* Sets the SQL result to one column of a segment row; see colvecInt.h. */
-int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
-                    int64_t iRow, sqlite3_context *pCtx, char **pzErr) {
-  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
-  const ColvecColumnView *pView;
-  int rc;
-  if (pCol->bVector) {
-    void *pBuf = NULL;
-    const void *pVec;
-    if (p->pConfig->eAccess == COLVEC_SEG_FILE) {
-      pBuf = sqlite3_malloc(pCol->nByte);
-      if (pBuf == NULL) return SQLITE_NOMEM;
-    }
-    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr, &rc);
-    if (pVec) sqlite3_result_blob(pCtx, pVec, pCol->nByte, SQLITE_TRANSIENT);
-    sqlite3_free(pBuf);
-    return pVec ? SQLITE_OK : rc;
-  }
-  rc = colvecSegView(p, h, iCol, &pView, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  if (pView->aNull && (pView->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
-    sqlite3_result_null(pCtx);
-    return SQLITE_OK;
-  }
-  switch (pView->eStore) {
-  case COLVEC_STORE_INT64:
-    sqlite3_result_int64(pCtx, pView->aInt[iRow]);
-    break;
-  case COLVEC_STORE_DOUBLE:
-    sqlite3_result_double(pCtx, pView->aReal[iRow]);
-    break;
-  default: {
-    int64_t iStart = pView->aOff[iRow], iEnd = pView->aOff[iRow + 1];
-    if (iStart < 0 || iEnd < iStart || iEnd > pView->nByte) {
-      *pzErr =
-          sqlite3_mprintf("colvec: segment %lld of table %s: bad offsets "
-                          "in column %s",
-                          (long long)h->iSegid, p->pConfig->zName, pCol->zName);
-      return COLVEC_CORRUPT_VTAB;
-    }
-    if (iEnd == iStart) {
-      if (pView->eStore == COLVEC_STORE_TEXT) {
-        sqlite3_result_text(pCtx, "", 0, SQLITE_STATIC);
-      } else {
-        sqlite3_result_zeroblob(pCtx, 0);
-      }
-    } else if (pView->eStore == COLVEC_STORE_TEXT) {
-      sqlite3_result_text(pCtx, (const char *)pView->aByte + iStart,
-                          (int)(iEnd - iStart), SQLITE_TRANSIENT);
-    } else {
-      sqlite3_result_blob(pCtx, pView->aByte + iStart, (int)(iEnd - iStart),
-                          SQLITE_TRANSIENT);
-    }
-    break;
-  }
-  }
-  return SQLITE_OK;
-}
-
-/* Binds one segment value to a statement parameter; see colvecInt.h. */
-int colvecSegBind(ColvecSegTable *p, ColvecSegHandle *h, int64_t iRow, int iCol,
-                  sqlite3_stmt *pStmt, int iBind, char **pzErr) {
-  const ColvecColumn *pCol = &p->pConfig->aCol[iCol];
-  const ColvecColumnView *pView;
-  int rc;
-  if (pCol->bVector) {
-    void *pBuf = sqlite3_malloc(pCol->nByte);
-    const void *pVec;
-    if (pBuf == NULL) return SQLITE_NOMEM;
-    pVec = colvecSegVector(h, pCol, iCol, iRow, pBuf, pzErr, &rc);
-    if (pVec)
-      sqlite3_bind_blob(pStmt, iBind, pVec, pCol->nByte, SQLITE_TRANSIENT);
-    sqlite3_free(pBuf);
-    return pVec ? SQLITE_OK : rc;
-  }
-  rc = colvecSegView(p, h, iCol, &pView, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  if (pView->aNull && (pView->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
-    return sqlite3_bind_null(pStmt, iBind);
-  }
-  switch (pView->eStore) {
-  case COLVEC_STORE_INT64:
-    return sqlite3_bind_int64(pStmt, iBind, pView->aInt[iRow]);
-  case COLVEC_STORE_DOUBLE:
-    return sqlite3_bind_double(pStmt, iBind, pView->aReal[iRow]);
-  default: {
-    int64_t a = pView->aOff[iRow], b = pView->aOff[iRow + 1];
-    if (a < 0 || b < a || b > pView->nByte) return COLVEC_CORRUPT_VTAB;
-    if (pView->eStore == COLVEC_STORE_TEXT) {
-      return sqlite3_bind_text(pStmt, iBind,
-                               b > a ? (const char *)pView->aByte + a : "",
-                               (int)(b - a), SQLITE_TRANSIENT);
-    }
-    return sqlite3_bind_blob(pStmt, iBind,
-                             b > a ? pView->aByte + a : (const void *)"",
-                             (int)(b - a), SQLITE_TRANSIENT);
-  }
-  }
 }

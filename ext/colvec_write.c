@@ -12,19 +12,20 @@
 
 #include <string.h>
 
-/* Context of writeBindBatch: a pending row. */
-typedef struct WriteBatchRow WriteBatchRow;
-struct WriteBatchRow {
-  const ColvecBatch *pBatch; /* pending rows */
-  int64_t iRow;              /* row */
+/* Context of writeBindRow: a row of a batch or of a segment. */
+typedef struct WriteRow WriteRow;
+struct WriteRow {
+  const ColvecConfig *pConfig; /* table definition */
+  ColvecSource src;            /* the batch or the segment */
+  int64_t iRow;                /* row */
+  char **pzErr;                /* error message out */
 };
 
-/* colvecStorageInsertWith callback: binds column iCol of a pending row. */
-static int writeBindBatch(void *pCtx, int iCol, sqlite3_stmt *pStmt,
-                          int iBind) {
-  const WriteBatchRow *p = (const WriteBatchRow *)pCtx;
-  colvecBatchBind(p->pBatch, p->iRow, iCol, pStmt, iBind);
-  return SQLITE_OK;
+/* colvecStorageInsertWith callback: binds column iCol of the row. */
+static int writeBindRow(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
+  WriteRow *p = (WriteRow *)pCtx;
+  return colvecLayoutBind(p->pConfig, &p->src, p->iRow, iCol, pStmt, iBind,
+                          p->pzErr);
 }
 
 /*
@@ -43,21 +44,6 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
     rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
   }
   return rc;
-}
-
-/* Context of writeBindSeg: a row of a segment. */
-typedef struct WriteSegRow WriteSegRow;
-struct WriteSegRow {
-  ColvecSegTable *pSegs; /* segment set */
-  ColvecSegHandle *h;    /* segment */
-  int64_t iRow;          /* row */
-  char **pzErr;          /* error message out */
-};
-
-/* colvecStorageInsertWith callback: binds column iCol of a segment row. */
-static int writeBindSeg(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
-  WriteSegRow *p = (WriteSegRow *)pCtx;
-  return colvecSegBind(p->pSegs, p->h, p->iRow, iCol, pStmt, iBind, p->pzErr);
 }
 
 /*
@@ -84,12 +70,15 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
   } else {
-    WriteBatchRow row;
-    row.pBatch = pB;
+    WriteRow row;
+    memset(&row, 0, sizeof(row));
+    row.pConfig = pTab->pConfig;
+    row.src.pBatch = pB;
+    row.pzErr = pzErr;
     for (row.iRow = pTab->nFlushed; rc == SQLITE_OK && row.iRow < pB->nRow;
          row.iRow++) {
       rc = colvecStorageInsertWith(pTab->pStorage, pB->aRowid[row.iRow],
-                                   writeBindBatch, &row);
+                                   writeBindRow, &row);
     }
     if (rc != SQLITE_OK && *pzErr == NULL) {
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
@@ -297,14 +286,15 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
   if (rc != SQLITE_OK) return rc;
   if (!bDelta) {
     /* the row lives in a segment: move it into the delta first */
-    WriteSegRow ctx;
+    WriteRow ctx;
     if (!colvecSegLocate(pTab->pSegs, iOld, &iSeg, &iRow)) return SQLITE_OK;
-    ctx.pSegs = pTab->pSegs;
-    ctx.h = pTab->pSegs->apSeg[iSeg];
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.pConfig = pTab->pConfig;
+    ctx.src.pSeg = pTab->pSegs->apSeg[iSeg];
     ctx.iRow = iRow;
     ctx.pzErr = pzErr;
-    rc = colvecStorageInsertWith(pTab->pStorage, iOld, writeBindSeg, &ctx);
-    if (rc == SQLITE_OK) rc = writeTombstone(pTab, ctx.h, iOld, pzErr);
+    rc = colvecStorageInsertWith(pTab->pStorage, iOld, writeBindRow, &ctx);
+    if (rc == SQLITE_OK) rc = writeTombstone(pTab, ctx.src.pSeg, iOld, pzErr);
     if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   }
   if (rc == SQLITE_OK && iNew != iOld &&

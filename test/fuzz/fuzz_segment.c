@@ -5,7 +5,7 @@
 ** read the way the module reads a segment, in both access modes (mmap and
 ** pread): colvecSegOpen (header, checksum, section table), every accessor on
 ** every section (data pointer, whole and element reads, scan, advice),
-** colvecSegVerify, the attribute offsets as colvecSegView checks them, and
+** colvecSegVerify, the attribute offsets as colvecLayoutView checks them, and
 ** for each vector column the quantizer (colvecQuantDeserialize, a prepared
 ** query, an estimate per code), the HNSW graph (lazy and full open, full
 ** check, serialisation) and searches over it, filtered and not.
@@ -196,7 +196,7 @@ static void fzSection(ColvecSeg *pSeg, const ColvecSegSection *pSec) {
 }
 
 /*
-** The attribute checks of colvecSegView (colvec_segment.c) for column
+** The attribute checks of colvecLayoutView (colvec_layout.c) for column
 ** iCol: offsets start at 0, never decrease and end inside the bytes; then
 ** every value is read.
 */
