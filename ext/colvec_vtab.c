@@ -242,6 +242,7 @@ static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   int rc = colvecStorageDestroy(pTab->pStorage);
   if (rc == SQLITE_OK) {
     if (sqlite3_get_autocommit(pTab->db) && !pTab->pSegs->bTempDir) {
+      colvecSegTableRelease(pTab->pSegs); /* unmapped: deletable anywhere */
       vtabDropFiles(pTab);
     }
     vtabFree(pTab);
@@ -883,7 +884,12 @@ struct ColvecModule4 {
   ColvecIntegrityFn xIntegrity; /* version 4's slot, absent from base */
 #endif
 };
+#if SQLITE_VERSION_NUMBER < 3044000
 static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS};
+#else
+/* the header's xIntegrity slot stays NULL: -Wextra wants it spelled out */
+static const sqlite3_module colvecModule3 = {3, COLVEC_MODULE_METHODS, 0};
+#endif
 #if SQLITE_VERSION_NUMBER < 3044000
 static const ColvecModule4 colvecModule4 = {{4, COLVEC_MODULE_METHODS},
                                             vtabIntegrityMethod};
