@@ -827,7 +827,8 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
   }
   iStart = iOff - iOff % nPage;
   iEnd = (n > pMap->n - iOff) ? pMap->n : iOff + n;
-  if (osMadvise((void *)(pMap->a + iStart), (size_t)(iEnd - iStart), adv) != 0) {
+  if (osMadvise((void *)(pMap->a + iStart), (size_t)(iEnd - iStart), adv) !=
+      0) {
     int iErrno = errno;
     colvecErrSet(pErr, iErrno, "colvec: madvise failed");
     return COLVEC_IOERR;
@@ -983,7 +984,7 @@ struct ColvecThread {
 #if OS_HAVE_THREADS
   pthread_t tid; /* the POSIX thread */
 #else
-  int iUnused;          /* no threads in this build */
+  int iUnused; /* no threads in this build */
 #endif
 };
 

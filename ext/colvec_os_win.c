@@ -98,8 +98,8 @@ static int osWinIoErr(ColvecErr *pErr, const char *zOp, const char *zPath) {
 ** message in pErr: COLVEC_NOMEM or COLVEC_RANGE (not UTF-8) in *pRc.
 */
 static wchar_t *osWinWide(const char *zPath, ColvecErr *pErr, int *pRc) {
-  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, zPath, -1, NULL,
-                              0);
+  int n =
+      MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, zPath, -1, NULL, 0);
   wchar_t *zW;
   if (n <= 0) {
     colvecErrSet(pErr, 0, "colvec: path \"%s\" is not valid UTF-8", zPath);
@@ -339,7 +339,8 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
 
 /* Makes the contents of pFile durable (FlushFileBuffers). */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
-  int iFault = colvecOsHookBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
+  int iFault =
+      colvecOsHookBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
   if (iFault) return colvecOsErrnoErr(pErr, iFault, "fsync", pFile->zPath);
   if (!FlushFileBuffers((HANDLE)pFile->hFile)) {
     return osWinIoErr(pErr, "fsync", pFile->zPath);
@@ -351,7 +352,8 @@ int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
   LARGE_INTEGER sz;
-  int iFault = colvecOsHookBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
+  int iFault =
+      colvecOsHookBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
   *pnByte = 0;
   if (iFault) return colvecOsErrnoErr(pErr, iFault, "stat", pFile->zPath);
   if (!GetFileSizeEx((HANDLE)pFile->hFile, &sz)) {
@@ -586,9 +588,9 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
         /* already there: fine ("C:", "\\host\share" and existing folders) */
       } else if (a != INVALID_FILE_ATTRIBUTES) {
         rc = colvecOsErrnoErr(pErr, ENOTDIR, "create folder", zBuf);
-      } else if (i < n && (e == ERROR_ACCESS_DENIED ||
-                           e == ERROR_INVALID_NAME || e == ERROR_BAD_NETPATH ||
-                           e == ERROR_BAD_NET_NAME)) {
+      } else if (i < n &&
+                 (e == ERROR_ACCESS_DENIED || e == ERROR_INVALID_NAME ||
+                  e == ERROR_BAD_NETPATH || e == ERROR_BAD_NET_NAME)) {
         /* a prefix that names no folder itself ("\\host"): go on */
       } else {
         SetLastError(e);
@@ -827,10 +829,9 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
       p = MapViewOfFile(hMap, FILE_MAP_READ, 0, 0, (SIZE_T)nByte);
       CloseHandle(hMap); /* the view keeps the mapping alive */
     }
-    if (p != NULL &&
-        !DuplicateHandle(GetCurrentProcess(), (HANDLE)pFile->hFile,
-                         GetCurrentProcess(), &hDup, 0, FALSE,
-                         DUPLICATE_SAME_ACCESS)) {
+    if (p != NULL && !DuplicateHandle(GetCurrentProcess(), (HANDLE)pFile->hFile,
+                                      GetCurrentProcess(), &hDup, 0, FALSE,
+                                      DUPLICATE_SAME_ACCESS)) {
       DWORD e = GetLastError();
       UnmapViewOfFile(p);
       p = NULL;
@@ -874,7 +875,8 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
     return COLVEC_RANGE;
   }
   if (n > pMap->n - iOff) n = pMap->n - iOff;
-  if (eAdvice == COLVEC_ADVICE_WILLNEED) colvecOsAdvise(pMap->a + iOff, n, COLVEC_ADVICE_WILLNEED);
+  if (eAdvice == COLVEC_ADVICE_WILLNEED)
+    colvecOsAdvise(pMap->a + iOff, n, COLVEC_ADVICE_WILLNEED);
   if (eAdvice == COLVEC_ADVICE_RANDOM) pMap->bRandom = 1;
   return COLVEC_OK;
 }
@@ -943,7 +945,8 @@ int colvecOsTempDir(char **pzDir, ColvecErr *pErr) {
         (uint64_t)InterlockedIncrement(&iSeq);
     zDir = (char *)colvecMalloc((int64_t)nDir);
     if (zDir == NULL) {
-      colvecErrSet(pErr, 0, "colvec: out of memory creating a temporary folder");
+      colvecErrSet(pErr, 0,
+                   "colvec: out of memory creating a temporary folder");
       rc = COLVEC_NOMEM;
       break;
     }
@@ -955,8 +958,9 @@ int colvecOsTempDir(char **pzDir, ColvecErr *pErr) {
     zDir = NULL;
   }
   if (rc == COLVEC_ERROR) {
-    colvecErrSet(pErr, EEXIST, "colvec: cannot create a temporary folder in "
-                               "\"%s\"",
+    colvecErrSet(pErr, EEXIST,
+                 "colvec: cannot create a temporary folder in "
+                 "\"%s\"",
                  zBase);
     rc = COLVEC_IOERR;
   }
@@ -991,9 +995,9 @@ void colvecOsAdvise(const void *p, int64_t n, int eAdvice) {
 
 /* A started thread (colvecOsThreadStart). */
 struct ColvecThread {
-  HANDLE h;                 /* the thread, from _beginthreadex */
-  void *(*xMain)(void *);   /* what it runs */
-  void *pArg;               /* xMain's argument */
+  HANDLE h;               /* the thread, from _beginthreadex */
+  void *(*xMain)(void *); /* what it runs */
+  void *pArg;             /* xMain's argument */
 };
 
 /* Non-zero when this build can start threads. */

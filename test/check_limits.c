@@ -37,9 +37,7 @@ static const char *tPath(const char *zName) {
 }
 
 /* Returns 1 when file zName exists in tDir. */
-static int tExists(const char *zName) {
-  return colvecOsExists(tPath(zName));
-}
+static int tExists(const char *zName) { return colvecOsExists(tPath(zName)); }
 
 /* ------------------------------------------------------- rows per segment */
 

@@ -73,8 +73,10 @@ static long long sInt(sqlite3 *db, const char *zSql, int iLine) {
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) v = sqlite3_column_int64(pStmt, 0);
-    if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = sqlite3_finalize(pStmt);
-    else sqlite3_finalize(pStmt);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+      rc = sqlite3_finalize(pStmt);
+    else
+      sqlite3_finalize(pStmt);
   }
   if (rc != SQLITE_OK) {
     fprintf(stderr, "sql_session: line %d: %s: %s\n", iLine, zSql,
@@ -150,8 +152,10 @@ static void sInsert(sqlite3 *db, long long iFirst, long long iLast) {
     sqlite3_bind_int64(pM, 1, i);
     sqlite3_bind_blob(pM, 2, a, (int)sizeof(a), SQLITE_TRANSIENT);
     sqlite3_bind_text(pM, 3, zCat, -1, SQLITE_STATIC);
-    if (sqlite3_step(pT) != SQLITE_DONE) S_FAIL("insert: %s", sqlite3_errmsg(db));
-    if (sqlite3_step(pM) != SQLITE_DONE) S_FAIL("model: %s", sqlite3_errmsg(db));
+    if (sqlite3_step(pT) != SQLITE_DONE)
+      S_FAIL("insert: %s", sqlite3_errmsg(db));
+    if (sqlite3_step(pM) != SQLITE_DONE)
+      S_FAIL("model: %s", sqlite3_errmsg(db));
     sqlite3_reset(pT);
     sqlite3_reset(pM);
   }
@@ -192,7 +196,8 @@ static void sKnn(sqlite3 *db, long long iQuery, int bFilter, long long *aHit) {
     aHit[n++] = sqlite3_column_int64(pT, 0);
     S_CHECK(r >= rPrev);
     rPrev = r;
-    if (bFilter) S_CHECK(strcmp((const char *)sqlite3_column_text(pT, 2), "a") == 0);
+    if (bFilter)
+      S_CHECK(strcmp((const char *)sqlite3_column_text(pT, 2), "a") == 0);
   }
   if (sqlite3_finalize(pT) != SQLITE_OK) S_FAIL("knn: %s", sqlite3_errmsg(db));
   while (sqlite3_step(pM) == SQLITE_ROW) {
@@ -202,7 +207,8 @@ static void sKnn(sqlite3 *db, long long iQuery, int bFilter, long long *aHit) {
   S_EQ(n, 10);
   S_EQ(nExact, 10);
   for (i = 0; i < n; i++) {
-    for (j = 0; j < nExact; j++) nFound += aHit[i] == aExact[j];
+    for (j = 0; j < nExact; j++)
+      nFound += aHit[i] == aExact[j];
   }
   if (nFound < 9 || aHit[0] != aExact[0]) {
     S_FAIL("knn of row %lld%s: %d of 10 exact neighbours, first %lld (exact "

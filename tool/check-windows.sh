@@ -49,10 +49,10 @@ say() { echo "check-windows: $*" >&2; }
 # Ends with "missing $1": a failure under CI=true, else a skip.
 missing() {
   if [ "${CI:-}" = true ]; then
-    echo "FAIL: check-windows: $1 (tool/install-deps.sh installs it)"
+    echo "FAIL: check-windows: $1 (tool/install-deps.sh mingw-w64 wine64 installs it)"
     exit 1
   fi
-  echo "SKIP: check-windows: $1 (tool/install-deps.sh installs it; CI=true makes this a failure)"
+  echo "SKIP: check-windows: $1 (tool/install-deps.sh mingw-w64 wine64 installs it; CI=true makes this a failure)"
   exit 77
 }
 

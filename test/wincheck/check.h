@@ -10,7 +10,8 @@
 ** "file:line:F:tcase:test: message" as Check does and leaves the test
 ** through longjmp(); checked fixtures run around every test, unchecked
 ** ones around each test case. srunner_run_all() prints Check's summary
-** line "NN%: Checks: N, Failures: N, Errors: 0".
+** line "NN%: Checks: N, Failures: N, Errors: 0", and with
+** CK_VERBOSITY=verbose one line per test with its time.
 **
 ** Header-only: every function is static inline, so each suite (one source
 ** file) gets its own copy.
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Run modes and fork status, accepted and ignored (no fork here). */
 #define CK_SILENT 0  /* Check: no output */
@@ -60,9 +62,9 @@ struct TCase {
 
 /* A suite: its test cases. */
 struct Suite {
-  const char *zName;              /* name, printed when it runs */
-  TCase *apCase[CKW_MAX_TCASES];  /* the test cases, in order */
-  int nCase;                      /* entries used in apCase */
+  const char *zName;             /* name, printed when it runs */
+  TCase *apCase[CKW_MAX_TCASES]; /* the test cases, in order */
+  int nCase;                     /* entries used in apCase */
 };
 
 /* A runner: one suite and the counts of its last run. */
@@ -125,14 +127,14 @@ static inline void ckwAddTest(TCase *tc, CkwTestFn x, const char *zName) {
 
 /* Sets the fixtures run around every test of tc. */
 static inline void tcase_add_checked_fixture(TCase *tc, CkwFixtureFn xSetup,
-                                      CkwFixtureFn xTeardown) {
+                                             CkwFixtureFn xTeardown) {
   tc->xSetup = xSetup;
   tc->xTeardown = xTeardown;
 }
 
 /* Sets the fixtures run once around all the tests of tc. */
 static inline void tcase_add_unchecked_fixture(TCase *tc, CkwFixtureFn xSetup,
-                                        CkwFixtureFn xTeardown) {
+                                               CkwFixtureFn xTeardown) {
   tc->xUSetup = xSetup;
   tc->xUTeardown = xTeardown;
 }
@@ -163,8 +165,9 @@ static inline void srunner_set_fork_status(SRunner *sr, int eFork) {
 #if defined(__GNUC__)
 __attribute__((noreturn))
 #endif
-static inline void ckwFail(const char *zFile, int iLine, const char *zExpr,
-                           const char *zFmt, ...) {
+static inline void
+ckwFail(const char *zFile, int iLine, const char *zExpr, const char *zFmt,
+        ...) {
   va_list ap;
   fprintf(stderr, "%s:%d:F:%s:%s:0: ", zFile, iLine, ckwCase, ckwTest);
   if (zFmt && zFmt[0]) {
@@ -200,8 +203,10 @@ static inline int ckwRunOne(TCase *tc, int i) {
 /* Runs every test of the runner's suite and prints Check's summary. */
 static inline void srunner_run_all(SRunner *sr, int eMode) {
   Suite *s = sr->pSuite;
+  const char *zVerbosity = getenv("CK_VERBOSITY");
   int iCase, i;
-  (void)eMode;
+  int bVerbose =
+      eMode == CK_VERBOSE || (zVerbosity && strcmp(zVerbosity, "verbose") == 0);
   printf("Running suite(s): %s\n", s->zName);
   fflush(stdout);
   for (iCase = 0; iCase < s->nCase; iCase++) {
@@ -218,8 +223,16 @@ static inline void srunner_run_all(SRunner *sr, int eMode) {
       }
     }
     for (i = 0; i < tc->nTest; i++) {
+      clock_t t0 = clock();
+      int bPass = ckwRunOne(tc, i);
       sr->nRun++;
-      if (!ckwRunOne(tc, i)) sr->nFail++;
+      if (!bPass) sr->nFail++;
+      if (bVerbose) {
+        printf("%s:%s:%s: %s (%.2f s)\n", s->zName, tc->zName, tc->azTest[i],
+               bPass ? "Passed" : "Failed",
+               (double)(clock() - t0) / CLOCKS_PER_SEC);
+        fflush(stdout);
+      }
     }
     ckwTest = "(unchecked teardown)";
     if (tc->xUTeardown) {
