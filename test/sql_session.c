@@ -255,7 +255,7 @@ static void sFileSession(const char *zDir) {
   sqlite3 *db, *db2;
   char *zSeg, *zRoot;
   long long aBefore[10], aAfter[10];
-  int i, nFiles;
+  int i, nFiles, nOld;
 
   /* a fresh database: remove what an earlier run left */
   zRoot = sqlite3_mprintf("%s-colvec", zDb);
@@ -291,6 +291,22 @@ static void sFileSession(const char *zDir) {
   S_EXEC(db, "ROLLBACK");
   S_EQ(S_INT(db, "SELECT count(*) FROM docs"), S_BULK + 420);
 
+  /* a segment written and read (so mapped) inside a transaction that rolls
+  ** back is an orphan; the next transaction writes a segment of the same
+  ** number over it (on Windows: a rename over a file that may be mapped) */
+  S_EXEC(db, "BEGIN");
+  sInsert(db, 100001, 100400);
+  S_EQ(S_INT(db, "SELECT count(*) FROM docs"), S_BULK + 820);
+  sKnn(db, 100005, 0, aAfter);
+  S_EXEC(db, "ROLLBACK");
+  S_EXEC(db, "BEGIN");
+  sInsert(db, 100001, 100400);
+  S_EXEC(db, "DELETE FROM model WHERE id > 100000");
+  S_EXEC(db, "DELETE FROM docs WHERE rowid > 100000");
+  S_EXEC(db, "COMMIT");
+  S_EQ(S_INT(db, "SELECT count(*) FROM docs"), S_BULK + 420);
+  S_EQ(S_INT(db, "SELECT count(*) FROM docs_manifest"), 3);
+
   /* delete and update, in the table and the model */
   S_EXEC(db, "BEGIN");
   S_EXEC(db, "DELETE FROM docs WHERE rowid % 7 = 0");
@@ -310,8 +326,9 @@ static void sFileSession(const char *zDir) {
   db2 = sOpen(zDb);
   sKnn(db2, 5, 0, aAfter);
 
-  /* optimize: one segment; the two it replaced are dropped, and the next
+  /* optimize: one segment; those it replaced are dropped, and the next
   ** commit's cleanup would delete them */
+  nOld = (int)S_INT(db, "SELECT count(*) FROM docs_manifest");
   S_EXEC(db, "INSERT INTO docs(docs) VALUES ('optimize')");
   S_EQ(S_INT(db, "SELECT count(*) FROM docs_manifest"), 1);
   sInsert(db, S_BULK + 421, S_BULK + 421);
@@ -320,10 +337,11 @@ static void sFileSession(const char *zDir) {
 #if defined(_WIN32)
   /* db2 maps them: Windows refuses the deletes, the commits succeed and
   ** the trash rows keep the files named */
-  S_EQ(nFiles, 3);
+  S_EQ(nFiles, nOld + 1);
   S_CHECK(S_INT(db, "SELECT count(*) FROM docs_trash") > 0);
 #else
   /* POSIX deletes a mapped file; the mapping stays valid */
+  (void)nOld;
   S_EQ(nFiles, 1);
 #endif
   sIntegrity(db);
