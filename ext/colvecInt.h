@@ -522,6 +522,13 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
 /* Closes every segment and frees the set. */
 void colvecSegTableClose(ColvecSegTable *p);
 
+/*
+** Drops the set's references to its segments (unmapping those nothing
+** else holds) and marks it for a reload. DROP calls it before deleting the
+** files: Windows refuses to delete a mapped file.
+*/
+void colvecSegTableRelease(ColvecSegTable *p);
+
 /* Takes a reference on h (a cursor iterating it keeps it open). */
 void colvecSegHandleRef(ColvecSegHandle *h);
 

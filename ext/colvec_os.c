@@ -1,23 +1,29 @@
 /*
 ** colvec_os.c — POSIX implementation of the file layer in colvec_os.h
-** (Linux and macOS). See the header for the contract shared by every
-** function: COLVEC_OK or an error code, and a "colvec: ..." message naming
-** the file in the optional ColvecErr.
+** (Linux, macOS, the BSDs), and what every platform shares: messages, the
+** test hook, sorting a listing, CPU features, portable bit operations.
+** Windows is in colvec_os_win.c. See the header for the contract shared by
+** every function: COLVEC_OK or an error code, and a "colvec: ..." message
+** naming the file in the optional ColvecErr.
+**
+** Only POSIX.1-2008 is assumed (the file builds with
+** -D_POSIX_C_SOURCE=200809L and no _GNU_SOURCE); everything beyond it has
+** a fallback: MAP_POPULATE (Linux) and MADV_POPULATE_READ (Linux 5.14)
+** fall back to MADV_WILLNEED, madvise() to posix_madvise(), O_CLOEXEC and
+** O_DIRECTORY are used where defined, F_FULLFSYNC on macOS.
 */
 #include "colvec_os.h"
 #include "colvec_os_mem.h"
 
-#if defined(_WIN32)
-#error "colvec_os.c: the Windows port is not written yet (see colvec_os.h)"
-#endif
-
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if !defined(_WIN32)
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -30,6 +36,21 @@
 #else
 #define OS_HAVE_THREADS 0
 #endif
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0 /* before POSIX.1-2008: descriptors may leak to exec */
+#endif
+
+/* madvise() is not POSIX: where <sys/mman.h> does not declare it (strict
+** POSIX builds), posix_madvise() with the POSIX advice values. */
+#if !defined(MADV_WILLNEED) && defined(POSIX_MADV_WILLNEED)
+#define OS_POSIX_MADVISE 1
+#define MADV_NORMAL POSIX_MADV_NORMAL
+#define MADV_WILLNEED POSIX_MADV_WILLNEED
+#define MADV_RANDOM POSIX_MADV_RANDOM
+#define MADV_SEQUENTIAL POSIX_MADV_SEQUENTIAL
+#endif
+#endif /* !_WIN32 */
 
 /* Permissions of created files and folders, before the umask. */
 #define OS_FILE_MODE 0644
@@ -137,6 +158,28 @@ static int osInjected(ColvecErr *pErr, int iErrno, const char *zOp,
   return osIoErr(pErr, zOp, zPath);
 }
 
+/* Shared with colvec_os_win.c; see colvec_os.h. */
+int colvecOsHookBefore(int eOp, const char *zPath, const char *zPath2,
+                       int64_t iArg, int64_t *pn) {
+  return osBefore(eOp, zPath, zPath2, iArg, pn);
+}
+
+/* Shared with colvec_os_win.c; see colvec_os.h. */
+void colvecOsHookAfter(int eOp, const char *zPath, const char *zPath2,
+                       int64_t iArg, int64_t n) {
+  osAfter(eOp, zPath, zPath2, iArg, n);
+}
+
+/* Shared with colvec_os_win.c; see colvec_os.h. */
+int colvecOsErrnoErr(ColvecErr *pErr, int iErrno, const char *zOp,
+                     const char *zPath) {
+  return osInjected(pErr, iErrno, zOp, zPath);
+}
+
+/* Shared with colvec_os_win.c; see colvec_os.h. */
+char *colvecOsStrndup(const char *z, size_t n) { return osStrndup(z, n); }
+
+#if !defined(_WIN32)
 /*************************************************************************
 ** Files.
 */
@@ -550,10 +593,19 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
   return rc;
 }
 
+#endif /* !_WIN32 */
+
 /* qsort() comparison of two char* by strcmp. */
 static int osCompareNames(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
+
+/* Sorts the nName strings of azName by strcmp (a deterministic listing). */
+void colvecOsSortNames(char **azName, int nName) {
+  if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osCompareNames);
+}
+
+#if !defined(_WIN32)
 
 /*
 ** Lists the names (not paths) in folder zDir that end in zSuffix (all of
@@ -623,11 +675,13 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
     colvecOsListFree(azName, nName);
     return rc;
   }
-  if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osCompareNames);
+  colvecOsSortNames(azName, nName);
   *pazName = azName;
   *pnName = nName;
   return COLVEC_OK;
 }
+
+#endif /* !_WIN32 */
 
 /* Frees a list returned by colvecOsListDir() (NULL is a no-op). */
 void colvecOsListFree(char **azName, int nName) {
@@ -637,6 +691,8 @@ void colvecOsListFree(char **azName, int nName) {
     colvecFree(azName[i]);
   colvecFree(azName);
 }
+
+#if !defined(_WIN32)
 
 /*
 ** Removes zDir and everything below it (DROP TABLE). Symbolic links are
@@ -676,6 +732,21 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
 /*************************************************************************
 ** Read-only mappings.
 */
+
+/*
+** Gives advice adv (MADV_*) on n bytes at page-aligned p: madvise(), or
+** posix_madvise() where madvise() is not declared. Returns 0, or -1 with
+** errno set.
+*/
+static int osMadvise(void *p, size_t n, int adv) {
+#if defined(OS_POSIX_MADVISE)
+  int e = posix_madvise(p, n, adv);
+  if (e != 0) errno = e;
+  return e == 0 ? 0 : -1;
+#else
+  return madvise(p, n, adv);
+#endif
+}
 
 /*
 ** The system page size (4 KB on x86-64; 4, 16 or 64 KB on aarch64 kernels),
@@ -738,7 +809,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
       ePrefault = COLVEC_PREFAULT_WILLNEED;
 #endif
     if (ePrefault == COLVEC_PREFAULT_WILLNEED) {
-      (void)madvise(p, (size_t)nByte, MADV_WILLNEED);
+      (void)osMadvise(p, (size_t)nByte, MADV_WILLNEED);
     }
   }
   pMap->a = (const uint8_t *)p;
@@ -786,7 +857,8 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
   }
   iStart = iOff - iOff % nPage;
   iEnd = (n > pMap->n - iOff) ? pMap->n : iOff + n;
-  if (madvise((void *)(pMap->a + iStart), (size_t)(iEnd - iStart), adv) != 0) {
+  if (osMadvise((void *)(pMap->a + iStart), (size_t)(iEnd - iStart), adv) !=
+      0) {
     int iErrno = errno;
     colvecErrSet(pErr, iErrno, "colvec: madvise failed");
     return COLVEC_IOERR;
@@ -810,15 +882,26 @@ void colvecOsMapClose(ColvecMap *pMap) {
 ** Platform services.
 */
 
-#ifndef MADV_POPULATE_READ
+#if defined(__linux__) && !defined(MADV_POPULATE_READ)
 #define MADV_POPULATE_READ 22 /* Linux 5.14: fault pages in, read-only */
 #endif
 
-/* Returns the last component of zPath (after the last separator). */
+#endif /* !_WIN32 */
+
+/*
+** Returns the last component of zPath (after the last separator: '/', and
+** on Windows '' too).
+*/
 const char *colvecOsBaseName(const char *zPath) {
   const char *z = strrchr(zPath, '/');
+#if defined(_WIN32)
+  const char *zBack = strrchr(zPath, '\\');
+  if (zBack && (z == NULL || zBack > z)) z = zBack;
+#endif
   return z ? z + 1 : zPath;
 }
+
+#if !defined(_WIN32)
 
 /* Microseconds on a monotonic clock (never goes back; origin unspecified). */
 double colvecOsMicros(void) {
@@ -842,25 +925,27 @@ void colvecOsAdvise(const void *p, int64_t n, int eAdvice) {
   nLen = (size_t)((uintptr_t)p + (uintptr_t)n - iStart);
   switch (eAdvice) {
   case COLVEC_ADVICE_POPULATE:
-#if defined(__linux__)
+#if defined(__linux__) && !defined(OS_POSIX_MADVISE)
     if (madvise((void *)iStart, nLen, MADV_POPULATE_READ) == 0) break;
 #endif
-    (void)madvise((void *)iStart, nLen, MADV_WILLNEED);
+    (void)osMadvise((void *)iStart, nLen, MADV_WILLNEED);
     break;
   case COLVEC_ADVICE_WILLNEED:
-    (void)madvise((void *)iStart, nLen, MADV_WILLNEED);
+    (void)osMadvise((void *)iStart, nLen, MADV_WILLNEED);
     break;
   case COLVEC_ADVICE_RANDOM:
-    (void)madvise((void *)iStart, nLen, MADV_RANDOM);
+    (void)osMadvise((void *)iStart, nLen, MADV_RANDOM);
     break;
   case COLVEC_ADVICE_SEQUENTIAL:
-    (void)madvise((void *)iStart, nLen, MADV_SEQUENTIAL);
+    (void)osMadvise((void *)iStart, nLen, MADV_SEQUENTIAL);
     break;
   default:
-    (void)madvise((void *)iStart, nLen, MADV_NORMAL);
+    (void)osMadvise((void *)iStart, nLen, MADV_NORMAL);
     break;
   }
 }
+
+#endif /* !_WIN32 */
 
 /* Probes the CPU once; see colvecOsCpuFeatures(). */
 static unsigned osCpuProbe(void) {
@@ -895,12 +980,13 @@ unsigned colvecOsCpuFeatures(void) {
   return (unsigned)m & 0x3fffu;
 }
 
+#if !defined(_WIN32)
 /* A started thread (colvecOsThreadStart). */
 struct ColvecThread {
 #if OS_HAVE_THREADS
   pthread_t tid; /* the POSIX thread */
 #else
-  int iUnused;          /* no threads in this build */
+  int iUnused; /* no threads in this build */
 #endif
 };
 
@@ -942,6 +1028,8 @@ void colvecOsThreadJoin(ColvecThread *pThread) {
 #endif
   colvecFree(pThread);
 }
+
+#endif /* !_WIN32 */
 
 #if !defined(__GNUC__) && !defined(__clang__)
 /* Number of set bits in x (portable twin of __builtin_popcountll). */

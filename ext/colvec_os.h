@@ -14,14 +14,19 @@
 ** optional ColvecErr receives errno and a message that starts with
 ** "colvec: " and names the file, ready to hand to sqlite3_vtab.zErrMsg.
 **
-** Implemented for POSIX (Linux, macOS) in colvec_os.c. A Windows port would
-** keep these signatures and put a HANDLE in ColvecFile (CreateFileW,
-** ReadFile/WriteFile with OVERLAPPED offsets, FlushFileBuffers,
+** Implemented for POSIX (Linux, macOS, the BSDs) in colvec_os.c and for
+** Windows in colvec_os_win.c (CreateFileW, ReadFile/WriteFile with
+** OVERLAPPED offsets, FlushFileBuffers,
 ** MoveFileExW(MOVEFILE_REPLACE_EXISTING|MOVEFILE_WRITE_THROUGH),
-** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory). Every call
-** that takes a path first hands a path under COLVEC_OS_MEMROOT to
-** colvec_os_mem.c (portable, no system call), and every call on an open
-** file or mapping whose pMem is set likewise; a port keeps those tests.
+** CreateFileMappingW + MapViewOfFile, PrefetchVirtualMemory); each file
+** compiles to nothing on the other platform. What they share (messages,
+** the test hook, sorting names, CPU features, bit operations) is in
+** colvec_os.c. On Windows a file that is open or mapped cannot be deleted
+** or renamed over: colvecOsUnlink() fails and callers try again later.
+** Every call that takes a path first hands a path under COLVEC_OS_MEMROOT
+** to colvec_os_mem.c (portable, no system call), and every call on an open
+** file or mapping whose pMem is set likewise; each platform keeps those
+** tests.
 */
 #ifndef COLVEC_OS_H
 #define COLVEC_OS_H
@@ -68,6 +73,9 @@ struct ColvecMap {
   int64_t n;        /* bytes mapped (the file size at mapping time) */
   int bRandom;      /* MADV_RANDOM has been applied to some range */
   void *pMem;       /* the memory file whose bytes a is, else NULL */
+#if defined(_WIN32)
+  void *hFile; /* HANDLE on the file, held while mapped (blocks deletes) */
+#endif
 };
 
 /* Flags of colvecOsOpen(). */
@@ -298,5 +306,25 @@ struct ColvecOsHook {
 };
 
 void colvecOsSetHook(const ColvecOsHook *pHook);
+
+/*************************************************************************
+** Internal to colvec_os.c and colvec_os_win.c: what every platform's file
+** calls share. Nothing else calls these.
+**
+** colvecOsHookBefore/After call the installed hook's xBefore/xAfter (0 and
+** nothing when none is installed; pn may be NULL except for WRITE).
+** colvecOsErrnoErr records "colvec: cannot <zOp> \"<zPath>\": <strerror>"
+** with errno iErrno and returns COLVEC_IOERR. colvecOsStrndup copies n
+** bytes into a NUL-terminated string from colvecMalloc (NULL on OOM).
+** colvecOsSortNames sorts a listing by strcmp.
+*/
+int colvecOsHookBefore(int eOp, const char *zPath, const char *zPath2,
+                       int64_t iArg, int64_t *pn);
+void colvecOsHookAfter(int eOp, const char *zPath, const char *zPath2,
+                       int64_t iArg, int64_t n);
+int colvecOsErrnoErr(ColvecErr *pErr, int iErrno, const char *zOp,
+                     const char *zPath);
+char *colvecOsStrndup(const char *z, size_t n);
+void colvecOsSortNames(char **azName, int nName);
 
 #endif /* COLVEC_OS_H */

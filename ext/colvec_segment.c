@@ -265,6 +265,15 @@ void colvecSegTableClose(ColvecSegTable *p) {
   }
 }
 
+/* Releases every segment of the set; see colvecInt.h. */
+void colvecSegTableRelease(ColvecSegTable *p) {
+  int i;
+  for (i = 0; i < p->nSeg; i++)
+    colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
+  p->nSeg = 0;
+  p->bValid = 0;
+}
+
 /* Notes a change made by this connection. */
 void colvecSegTableChanged(ColvecSegTable *p) { p->iLocalGenNow++; }
 

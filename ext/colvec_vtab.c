@@ -242,7 +242,10 @@ static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int rc = colvecStorageDestroy(pTab->pStorage);
   if (rc == SQLITE_OK) {
-    if (sqlite3_get_autocommit(pTab->db)) vtabDropFiles(pTab);
+    if (sqlite3_get_autocommit(pTab->db)) {
+      colvecSegTableRelease(pTab->pSegs); /* unmapped: deletable anywhere */
+      vtabDropFiles(pTab);
+    }
     vtabFree(pTab);
   }
   return rc;

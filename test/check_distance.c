@@ -17,8 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <process.h>
+#else
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
+
+/* Names of the kernel sets, in the order of the colvecKernels*() getters. */
+static const char *const tdazKernel[] = {"scalar", "avx2", "avx512", "neon"};
+
+/* This program's path (argv[0]), for the child of tdBestInChild. */
+static const char *tdzArgv0 = NULL;
 
 /* Largest vector the random tests use (elements), plus room for offsets. */
 #define TD_MAXN 4099
@@ -401,6 +411,34 @@ END_TEST
 ** zEnv (unset when NULL) and returns the name it chose, in zOut (nOut
 ** bytes). The child is needed because the choice is cached per process.
 */
+#if defined(_WIN32)
+static void tdBestInChild(const char *zEnv, char *zOut, int nOut) {
+  /* No fork: run this program again with "--best", which exits with
+  ** 10 + the index of the set it chose (tdBestMain) */
+  intptr_t iExit;
+  ck_assert_int_eq(_putenv_s("COLVEC_KERNELS", zEnv ? zEnv : ""), 0);
+  iExit = _spawnl(_P_WAIT, tdzArgv0, tdzArgv0, "--best", (char *)NULL);
+  ck_assert_int_eq(_putenv_s("COLVEC_KERNELS", ""), 0);
+  ck_assert_int_ge(iExit, 10);
+  ck_assert_int_lt(iExit, 14);
+  snprintf(zOut, (size_t)nOut, "%s", tdazKernel[iExit - 10]);
+}
+
+/*
+** The child of tdBestInChild: exits with 10 + the index of the set
+** colvecKernelsBest() chose, 2 when the choice is not cached, 3 when its
+** name is unknown.
+*/
+static int tdBestMain(void) {
+  const ColvecKernels *p = colvecKernelsBest();
+  int i;
+  if (p != colvecKernelsBest()) return 2; /* must be cached */
+  for (i = 0; i < 4; i++) {
+    if (strcmp(p->zName, tdazKernel[i]) == 0) return 10 + i;
+  }
+  return 3;
+}
+#else
 static void tdBestInChild(const char *zEnv, char *zOut, int nOut) {
   int aPipe[2], st = 0;
   ssize_t nRead;
@@ -428,6 +466,7 @@ static void tdBestInChild(const char *zEnv, char *zOut, int nOut) {
   ck_assert_int_gt(nRead, 0);
   zOut[nRead] = 0;
 }
+#endif
 
 /*
 ** COLVEC_KERNELS forces a set; unset picks the fastest available; an
@@ -440,7 +479,7 @@ START_TEST(test_dispatch) {
                          : colvecKernelsAvx2() ? "avx2"
                          : colvecKernelsNeon() ? "neon"
                                                : "scalar";
-  static const char *azName[] = {"scalar", "avx2", "avx512", "neon"};
+  const char *const *azName = tdazKernel;
   const ColvecKernels *apGet[4];
   char zGot[32], zList[64] = "";
   int i;
@@ -485,10 +524,20 @@ static Suite *tdSuite(void) {
   return s;
 }
 
-/* Runs the suite; exit status 0 when every test passed. */
-int main(void) {
-  SRunner *sr = srunner_create(tdSuite());
+/*
+** Runs the suite; exit status 0 when every test passed. On Windows,
+** "--best" runs the child of tdBestInChild instead.
+*/
+int main(int argc, char **argv) {
+  SRunner *sr;
   int nFail;
+  tdzArgv0 = argv[0];
+#if defined(_WIN32)
+  if (argc > 1 && strcmp(argv[1], "--best") == 0) return tdBestMain();
+#else
+  (void)argc;
+#endif
+  sr = srunner_create(tdSuite());
   srunner_run_all(sr, CK_NORMAL);
   nFail = srunner_ntests_failed(sr);
   srunner_free(sr);

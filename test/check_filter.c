@@ -16,6 +16,7 @@
 ** not). Set COLVEC_FILTER_BENCH=1 to also print throughput over 10M rows.
 */
 #include "colvec_filter.h"
+#include "colvec_os.h"
 
 #include <check.h>
 #include <float.h>
@@ -24,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Longest text or blob a test cell holds. */
 #define TF_MAXBYTES 32
@@ -893,12 +893,8 @@ START_TEST(test_errors) {
 }
 END_TEST
 
-/* Returns seconds on the monotonic clock. */
-static double tfNow(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+/* Returns seconds on the monotonic clock (the os layer's). */
+static double tfNow(void) { return colvecOsMicros() * 1e-6; }
 
 /*
 ** Evaluates filter (eOp, *pVal) over view pView into aBits five times

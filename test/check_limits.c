@@ -22,25 +22,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The largest row count a segment file may declare (INT64_MAX / 16). */
 #define T_SEG_MAX_ROWS ((uint64_t)INT64_MAX / 16)
 
-/* The private folder of this run, from mkdtemp(). */
-static char tDir[64];
+/* The private folder of this run, from colvecOsTempDir(). */
+static char tDir[512];
 
 /* Returns tDir/zName in a static buffer (one path at a time). */
 static const char *tPath(const char *zName) {
-  static char zPath[128];
+  static char zPath[640];
   snprintf(zPath, sizeof(zPath), "%s/%s", tDir, zName);
   return zPath;
 }
 
 /* Returns 1 when file zName exists in tDir. */
-static int tExists(const char *zName) {
-  return access(tPath(zName), F_OK) == 0;
-}
+static int tExists(const char *zName) { return colvecOsExists(tPath(zName)); }
 
 /* ------------------------------------------------------- rows per segment */
 
@@ -59,7 +56,7 @@ START_TEST(test_seg_rows_at_limit) {
       COLVEC_OK);
   ck_assert_uint_eq(colvecSegRowCount(pSeg), T_SEG_MAX_ROWS);
   colvecSegClose(pSeg);
-  unlink(tPath("max.seg"));
+  colvecOsUnlink(tPath("max.seg"), NULL);
 }
 END_TEST
 
@@ -176,18 +173,20 @@ static Suite *limitsSuite(void) {
 int main(void) {
   SRunner *sr;
   int nFail;
-  const char *zTmp = getenv("TMPDIR");
-  snprintf(tDir, sizeof(tDir), "%s/colvec-limits-XXXXXX",
-           zTmp && zTmp[0] && strlen(zTmp) < 32 ? zTmp : "/tmp");
-  if (mkdtemp(tDir) == NULL) {
-    perror("mkdtemp");
+  char *zDir = NULL;
+  ColvecErr err;
+  if (colvecOsTempDir(&zDir, &err) != COLVEC_OK ||
+      strlen(zDir) >= sizeof(tDir)) {
+    fprintf(stderr, "%s\n", zDir ? "temporary folder name too long" : err.zMsg);
     return 1;
   }
+  strcpy(tDir, zDir);
+  colvecFree(zDir);
   sr = srunner_create(limitsSuite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   nFail = srunner_ntests_failed(sr);
   srunner_free(sr);
-  rmdir(tDir);
+  colvecOsRmdir(tDir, NULL);
   return nFail ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 /*
 ** check_segment.c — Check suite for colvec_os.c and colvec_segfile.c.
 **
-** Writes small segments under a private mkdtemp() folder and checks:
+** Writes small segments under a private temporary folder
+** (colvecOsTempDir) and checks:
 ** checksum values against the reference XXH64 (xxhsum -H1), round trips in
 ** both access modes, byte-identical output for the same input, 64-byte
 ** alignment, that every truncation and every header/table bit flip gives
@@ -17,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <io.h>
+#else
 #include <fcntl.h>
 #include <unistd.h>
+#endif
 
 /* Rows in the sample segment; not a multiple of 8 on purpose. */
 #define T_NROW 61
@@ -27,8 +32,8 @@
 /* Bytes of the sample GRAPH section. */
 #define T_NGRAPH 333
 
-/* The private folder of this run, from mkdtemp(). */
-static char tDir[64];
+/* The private folder of the running test, from colvecOsTempDir(). */
+static char tDir[512];
 
 /* Sample data of one segment (filled by tFill). */
 typedef struct TData TData;
@@ -164,7 +169,7 @@ static int tWrite(const char *zPath, const TData *d, int iChunk) {
 
 /* Returns a path "<tDir>/<zName>" in a static buffer (one at a time). */
 static const char *tPath(const char *zName) {
-  static char zBuf[4][256];
+  static char zBuf[4][640];
   static int i = 0;
   i = (i + 1) % 4;
   snprintf(zBuf[i], sizeof(zBuf[i]), "%s/%s", tDir, zName);
@@ -192,11 +197,21 @@ static uint8_t *tSlurp(const char *zPath, long *pn) {
 ** which made thousands of rewrites take seconds on a busy disk.
 */
 static void tSpit(const char *zPath, const uint8_t *a, long n) {
+#if defined(_WIN32)
+  FILE *f = fopen(zPath, "r+b");
+  if (f == NULL) f = fopen(zPath, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq((long)fwrite(a, 1, (size_t)n, f), n);
+  ck_assert_int_eq(fflush(f), 0);
+  ck_assert_int_eq(_chsize_s(_fileno(f), (__int64)n), 0);
+  ck_assert_int_eq(fclose(f), 0);
+#else
   int fd = open(zPath, O_WRONLY | O_CREAT, 0644);
   ck_assert_int_ge(fd, 0);
   ck_assert_int_eq((long)pwrite(fd, a, (size_t)n, 0), n);
   ck_assert_int_eq(ftruncate(fd, (off_t)n), 0);
   close(fd);
+#endif
 }
 
 /* Opens zPath in mode eAccess and returns the rc (closing on success). */
@@ -214,9 +229,12 @@ static int tOpenRc(const char *zPath, int eAccess, ColvecErr *pErr) {
 
 /* Creates the private folder before each test. */
 static void tSetup(void) {
-  strcpy(tDir, "/tmp/check_segment.XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(tDir));
+  char *zDir = NULL;
   colvecMemFailAfter(-1);
+  ck_assert_int_eq(colvecOsTempDir(&zDir, NULL), COLVEC_OK);
+  ck_assert_int_lt((long)strlen(zDir), (long)sizeof(tDir));
+  strcpy(tDir, zDir);
+  colvecFree(zDir);
 }
 
 /* Removes the private folder after each test. */
@@ -392,7 +410,11 @@ START_TEST(test_truncation) {
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   a = tSlurp(zPath, &n);
   for (i = n - 1; i >= 0; i--) {
+#if defined(_WIN32)
+    tSpit(zPath, a, i); /* no truncate(): the first i bytes, cut there */
+#else
     ck_assert_int_eq(truncate(zPath, (off_t)i), 0);
+#endif
     ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_CORRUPT);
     ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_FILE, &err), COLVEC_CORRUPT);
     ck_assert(strstr(err.zMsg, zPath) != NULL);

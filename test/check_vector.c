@@ -742,7 +742,9 @@ END_TEST
 ** generates it); elsewhere a missing locale skips this test with a note.
 */
 START_TEST(test_locale_comma) {
-  static const char *const azLocale[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE"};
+  static const char *const azLocale[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE",
+                                         /* Windows' names */
+                                         "de-DE", "German_Germany.1252"};
   float aHalf[2] = {0.5f, 0.25f};
   float aOut[3];
   float *a = NULL;
@@ -751,7 +753,7 @@ START_TEST(test_locale_comma) {
   double rNum;
   char zErr[COLVEC_VECTOR_ERRMAX] = "";
   const char *zSet = NULL;
-  for (k = 0; zSet == NULL && k < 3; k++) {
+  for (k = 0; zSet == NULL && k < 5; k++) {
     zSet = setlocale(LC_ALL, azLocale[k]);
   }
   if (zSet == NULL) {

@@ -5,8 +5,9 @@
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
-# and checks the sources' format (`make format-check`) and the release
-# tarball (tool/dist-check.sh).
+# the Windows build under wine (`make check-windows`) unless
+# COLVEC_NO_WINDOWS=1, and checks the sources' format (`make format-check`)
+# and the release tarball (tool/dist-check.sh).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 extra=()
 [ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
+[ "${COLVEC_NO_WINDOWS:-0}" = 1 ] || extra+=(mingw-w64 wine64)
 tool/install-deps.sh "${extra[@]}" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -95,6 +97,21 @@ if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
     pass=$((pass + 1))
   else
     tail -30 build/fuzz-smoke.out
+    fail=$((fail + 1))
+  fi
+fi
+if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
+  # The Windows build (mingw-w64) of the Check suites and sql_session,
+  # run under wine (`make check-windows`, tool/check-windows.sh).
+  echo "== Windows (mingw-w64 + wine)"
+  rm -f build/test-suite-windows.log
+  tool/check-windows.sh -C build
+  rc=$?
+  if [ -f build/test-suite-windows.log ]; then
+    count build/test-suite-windows.log
+  elif [ $rc -eq 77 ]; then
+    skip=$((skip + 1))
+  else
     fail=$((fail + 1))
   fi
 fi

@@ -6,6 +6,8 @@
 # Usage: tool/sqlite-matrix.sh [-C BUILDDIR] [-j N] [LEG ...]
 #        tool/sqlite-matrix.sh --prepare LEG     (build only; prints its folder)
 #        tool/sqlite-matrix.sh --list            (the legs and their sources)
+#        tool/sqlite-matrix.sh --source LEG DIR  (unpack the leg's sqlite3.c,
+#                                                 sqlite3.h into new DIR)
 #
 # LEG is one of
 #   system  the SQLite found at configure time, with Debian's sqlite3 shell:
@@ -238,6 +240,8 @@ while [ $# -gt 0 ]; do
     -j*) jobs=$1; shift ;;
     --prepare) prepare "$2"; exit $? ;;
     --list) list_legs; exit 0 ;;
+    --source) leg_spec "$2" || { say "unknown leg '$2'"; exit 2; }
+              unpack "$leg_lib" "$3"; exit $? ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) legs+=("$1"); shift ;;
   esac
