@@ -16,8 +16,11 @@
 ** cannot be deleted or renamed over (as on Windows itself, whose mapped
 ** files refuse deletion), so colvecOsUnlink() fails and the caller defers
 ** the delete (colvecCompactCleanup keeps its trash rows and tries again).
+** Paths under COLVEC_OS_MEMROOT and memory files (pMem set) go to
+** colvec_os_mem.c first, as on POSIX.
 */
 #include "colvec_os.h"
+#include "colvec_os_mem.h"
 
 #if defined(_WIN32)
 
@@ -31,9 +34,6 @@
 
 /* Largest number of bytes handed to one ReadFile()/WriteFile() call. */
 #define OSWIN_MAX_IO ((int64_t)1 << 30)
-
-/* Attempts at a fresh name for colvecOsTempDir(). */
-#define OSWIN_TEMP_TRIES 100
 
 /*************************************************************************
 ** Errors and paths.
@@ -176,6 +176,7 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   int rc = COLVEC_OK;
 
   *ppFile = NULL;
+  if (colvecOsMemIs(zPath)) return colvecOsMemOpen(zPath, flags, ppFile, pErr);
   if ((flags & COLVEC_OPEN_READONLY) && !(flags & COLVEC_OPEN_READWRITE) &&
       !(flags & COLVEC_OPEN_CREATE)) {
     dwAccess = GENERIC_READ;
@@ -199,7 +200,10 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   zW = osWinWide(zPath, pErr, &rc);
   if (zW == NULL) return rc;
   pFile = (ColvecFile *)colvecMalloc(sizeof(ColvecFile));
-  if (pFile) pFile->zPath = colvecOsStrndup(zPath, strlen(zPath));
+  if (pFile) {
+    pFile->pMem = NULL;
+    pFile->zPath = colvecOsStrndup(zPath, strlen(zPath));
+  }
   if (pFile == NULL || pFile->zPath == NULL) {
     colvecFree(pFile);
     colvecFree(zW);
@@ -243,6 +247,7 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
 int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
   int rc = COLVEC_OK, iFault;
   if (pFile == NULL) return COLVEC_OK;
+  if (pFile->pMem) return colvecOsMemClose(pFile);
   iFault = colvecOsHookBefore(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, NULL);
   if (!CloseHandle((HANDLE)pFile->hFile)) {
     rc = osWinIoErr(pErr, "close", pFile->zPath);
@@ -272,6 +277,9 @@ static OVERLAPPED osWinAt(int64_t iOff) {
 */
 int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
                  ColvecErr *pErr) {
+  if (pFile->pMem && n >= 0 && iOff >= 0) {
+    return colvecOsMemRead(pFile, pBuf, n, iOff, pErr);
+  }
   uint8_t *p = (uint8_t *)pBuf;
   if (n < 0 || iOff < 0) {
     colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
@@ -310,6 +318,9 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 */
 int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
                   ColvecErr *pErr) {
+  if (pFile->pMem && n >= 0 && iOff >= 0) {
+    return colvecOsMemWrite(pFile, pBuf, n, iOff, pErr);
+  }
   const uint8_t *p = (const uint8_t *)pBuf;
   int64_t nAll = n, iOff0 = iOff, nAllow = n;
   int iFault;
@@ -339,6 +350,7 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
 
 /* Makes the contents of pFile durable (FlushFileBuffers). */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
+  if (pFile->pMem) return COLVEC_OK; /* nothing to make durable */
   int iFault =
       colvecOsHookBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
   if (iFault) return colvecOsErrnoErr(pErr, iFault, "fsync", pFile->zPath);
@@ -351,6 +363,7 @@ int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
 
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
+  if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
   LARGE_INTEGER sz;
   int iFault =
       colvecOsHookBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
@@ -376,6 +389,7 @@ int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
 ** folder that cannot be opened is COLVEC_IOERR.
 */
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) return COLVEC_OK; /* nothing to make durable */
   wchar_t *zW;
   HANDLE h;
   int rc = COLVEC_OK;
@@ -413,6 +427,7 @@ int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
 ** separator; the root when its only separator is the first character).
 */
 int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
+  if (colvecOsMemIs(zPath)) return COLVEC_OK; /* nothing to make durable */
   const char *zBase = colvecOsBaseName(zPath);
   char *zDir;
   int rc;
@@ -433,6 +448,7 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 ** the disk (MoveFileExW). Fails while either file is open or mapped.
 */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  if (colvecOsMemIs(zFrom)) return colvecOsMemRename(zFrom, zTo, pErr);
   wchar_t *zWFrom, *zWTo = NULL;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
@@ -457,6 +473,7 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 ** COLVEC_IOERR (EACCES), and the caller tries again later.
 */
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
+  if (colvecOsMemIs(zPath)) return colvecOsMemUnlink(zPath, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
@@ -477,6 +494,7 @@ int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
 
 /* Returns 1 when something (file, folder, link) exists at zPath, else 0. */
 int colvecOsExists(const char *zPath) {
+  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath) != COLVEC_OS_NONE;
   return osWinAttributes(zPath) != INVALID_FILE_ATTRIBUTES;
 }
 
@@ -486,6 +504,7 @@ int colvecOsExists(const char *zPath) {
 ** symbolic link) or COLVEC_OS_OTHER.
 */
 int colvecOsKind(const char *zPath) {
+  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath);
   DWORD a = osWinAttributes(zPath);
   if (a == INVALID_FILE_ATTRIBUTES) {
     DWORD e = GetLastError();
@@ -505,6 +524,7 @@ int colvecOsKind(const char *zPath) {
 ** or COLVEC_IOERR.
 */
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 0, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
@@ -528,6 +548,7 @@ int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
 ** COLVEC_OK when it is gone (or was not there), else COLVEC_IOERR.
 */
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) return colvecOsMemRmdir(zDir, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
@@ -553,6 +574,7 @@ int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
 ** (ENOTDIR).
 */
 int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 1, pErr);
   size_t n = strlen(zDir), i;
   char *zBuf;
   int rc = COLVEC_OK;
@@ -611,6 +633,11 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
 */
 int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
                     int *pnName, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) {
+    *pazName = NULL;
+    *pnName = 0;
+    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
+  }
   WIN32_FIND_DATAW fd;
   HANDLE hFind;
   char **azName = NULL, *zPattern;
@@ -694,6 +721,7 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 ** first failure (a file in use, for one) and returns COLVEC_IOERR.
 */
 int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
+  if (colvecOsMemIs(zDir)) return colvecOsMemRemoveTree(zDir);
   DWORD a = osWinAttributes(zDir);
   char **azName = NULL;
   int nName = 0, i, rc;
@@ -797,6 +825,10 @@ static void osWinTouch(const void *p, int64_t n) {
 */
 int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
                     ColvecMap **ppMap, ColvecErr *pErr) {
+  if (pFile->pMem) {
+    *ppMap = NULL;
+    return colvecOsMemMapOpen(pFile, nByte, ppMap, pErr);
+  }
   ColvecMap *pMap;
   void *p = NULL;
   HANDLE hDup = NULL;
@@ -851,6 +883,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   pMap->a = (const uint8_t *)p;
   pMap->n = nByte;
   pMap->bRandom = 0;
+  pMap->pMem = NULL;
   pMap->hFile = (void *)hDup;
   *ppMap = pMap;
   return COLVEC_OK;
@@ -864,6 +897,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
 */
 int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr) {
+  if (pMap->pMem) return COLVEC_OK; /* memory: nothing to advise */
   if (n <= 0 || pMap->n == 0) return COLVEC_OK;
   if (iOff < 0 || iOff >= pMap->n) {
     colvecErrSet(pErr, 0, "colvec: advice offset %lld outside mapping",
@@ -884,6 +918,10 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
 /* Unmaps and frees pMap and its file handle (NULL is a no-op). */
 void colvecOsMapClose(ColvecMap *pMap) {
   if (pMap == NULL) return;
+  if (pMap->pMem) {
+    colvecOsMemMapClose(pMap);
+    return;
+  }
   if (pMap->a) UnmapViewOfFile((void *)pMap->a);
   if (pMap->hFile) CloseHandle((HANDLE)pMap->hFile);
   colvecFree(pMap);
@@ -906,71 +944,6 @@ double colvecOsMicros(void) {
 int colvecOsCpuCount(void) {
   DWORD n = osWinSysInfo().dwNumberOfProcessors;
   return n < 1 ? 1 : (n > 1024 ? 1024 : (int)n);
-}
-
-/*
-** Creates a private folder for the segments of a database that has no
-** file, "colvec-<16 hex digits>" under GetTempPathW() (TMP, TEMP,
-** USERPROFILE or the Windows folder). The caller frees *pzDir with
-** colvecFree. On error *pzDir is NULL and COLVEC_IOERR or COLVEC_NOMEM is
-** returned.
-*/
-int colvecOsTempDir(char **pzDir, ColvecErr *pErr) {
-  wchar_t zTmpW[MAX_PATH + 1];
-  DWORD nTmp = GetTempPathW(MAX_PATH + 1, zTmpW);
-  char *zBase, *zDir = NULL;
-  size_t n;
-  int i, rc = COLVEC_IOERR;
-  static LONG iSeq = 0; /* makes names unique within the process */
-
-  *pzDir = NULL;
-  if (nTmp == 0 || nTmp > MAX_PATH) {
-    return osWinIoErr(pErr, "find the temporary folder", "%TEMP%");
-  }
-  zBase = osWinUtf8(zTmpW);
-  if (zBase == NULL) {
-    colvecErrSet(pErr, 0, "colvec: out of memory creating a temporary folder");
-    return COLVEC_NOMEM;
-  }
-  n = strlen(zBase);
-  while (n > 1 && osWinIsSep(zBase[n - 1]) && zBase[n - 2] != ':')
-    zBase[--n] = 0;
-  for (i = 0; i < OSWIN_TEMP_TRIES; i++) {
-    LARGE_INTEGER t;
-    uint64_t x;
-    size_t nDir = n + sizeof("\\colvec-0123456789abcdef");
-    QueryPerformanceCounter(&t);
-    x = (uint64_t)t.QuadPart * 0x9e3779b97f4a7c15ULL ^
-        ((uint64_t)GetCurrentProcessId() << 32) ^
-        (uint64_t)InterlockedIncrement(&iSeq);
-    zDir = (char *)colvecMalloc((int64_t)nDir);
-    if (zDir == NULL) {
-      colvecErrSet(pErr, 0,
-                   "colvec: out of memory creating a temporary folder");
-      rc = COLVEC_NOMEM;
-      break;
-    }
-    snprintf(zDir, nDir, "%s%scolvec-%016llx", zBase,
-             osWinIsSep(zBase[n - 1]) ? "" : "\\", (unsigned long long)x);
-    rc = colvecOsMkdir(zDir, pErr);
-    if (rc != COLVEC_ERROR) break; /* created, or a real failure */
-    colvecFree(zDir);
-    zDir = NULL;
-  }
-  if (rc == COLVEC_ERROR) {
-    colvecErrSet(pErr, EEXIST,
-                 "colvec: cannot create a temporary folder in "
-                 "\"%s\"",
-                 zBase);
-    rc = COLVEC_IOERR;
-  }
-  colvecFree(zBase);
-  if (rc != COLVEC_OK) {
-    colvecFree(zDir);
-    return rc;
-  }
-  *pzDir = zDir;
-  return COLVEC_OK;
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "colvec_os.h"
 #include "colvec_quant.h"
 #include "colvec_segfile.h"
+#include "testdir.h"
 
 #include <check.h>
 #include <math.h>
@@ -26,7 +27,7 @@
 /* The largest row count a segment file may declare (INT64_MAX / 16). */
 #define T_SEG_MAX_ROWS ((uint64_t)INT64_MAX / 16)
 
-/* The private folder of this run, from colvecOsTempDir(). */
+/* The private folder of this run, from testTempDir(). */
 static char tDir[512];
 
 /* Returns tDir/zName in a static buffer (one path at a time). */
@@ -173,15 +174,10 @@ static Suite *limitsSuite(void) {
 int main(void) {
   SRunner *sr;
   int nFail;
-  char *zDir = NULL;
-  ColvecErr err;
-  if (colvecOsTempDir(&zDir, &err) != COLVEC_OK ||
-      strlen(zDir) >= sizeof(tDir)) {
-    fprintf(stderr, "%s\n", zDir ? "temporary folder name too long" : err.zMsg);
+  if (testTempDir(tDir, sizeof(tDir)) != 0) {
+    fprintf(stderr, "cannot create a temporary folder\n");
     return 1;
   }
-  strcpy(tDir, zDir);
-  colvecFree(zDir);
   sr = srunner_create(limitsSuite());
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);

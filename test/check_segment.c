@@ -2,7 +2,7 @@
 ** check_segment.c — Check suite for colvec_os.c and colvec_segfile.c.
 **
 ** Writes small segments under a private temporary folder
-** (colvecOsTempDir) and checks:
+** (test/testdir.h) and checks:
 ** checksum values against the reference XXH64 (xxhsum -H1), round trips in
 ** both access modes, byte-identical output for the same input, 64-byte
 ** alignment, that every truncation and every header/table bit flip gives
@@ -13,6 +13,7 @@
 #include "colvec_core.h"
 #include "colvec_os.h"
 #include "colvec_segfile.h"
+#include "testdir.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@
 /* Bytes of the sample GRAPH section. */
 #define T_NGRAPH 333
 
-/* The private folder of the running test, from colvecOsTempDir(). */
+/* The private folder of the running test, from testTempDir(). */
 static char tDir[512];
 
 /* Sample data of one segment (filled by tFill). */
@@ -229,12 +230,8 @@ static int tOpenRc(const char *zPath, int eAccess, ColvecErr *pErr) {
 
 /* Creates the private folder before each test. */
 static void tSetup(void) {
-  char *zDir = NULL;
   colvecMemFailAfter(-1);
-  ck_assert_int_eq(colvecOsTempDir(&zDir, NULL), COLVEC_OK);
-  ck_assert_int_lt((long)strlen(zDir), (long)sizeof(tDir));
-  strcpy(tDir, zDir);
-  colvecFree(zDir);
+  ck_assert_int_eq(testTempDir(tDir, sizeof(tDir)), 0);
 }
 
 /* Removes the private folder after each test. */
