@@ -694,7 +694,7 @@ int colvecSegResult(ColvecSegTable *p, ColvecSegHandle *h, int iCol,
   if (pCol->bVector) {
     void *pBuf = NULL;
     const void *pVec;
-    if (p->pConfig->eAccess == COLVEC_SEG_FILE) {
+    if (colvecSegAccess(h->pSeg) == COLVEC_SEG_FILE) {
       pBuf = sqlite3_malloc(pCol->nByte);
       if (pBuf == NULL) return SQLITE_NOMEM;
     }
