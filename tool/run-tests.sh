@@ -5,7 +5,9 @@
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
-# and checks the sources' format (`make format-check`).
+# and checks the sources' format (`make format-check`), then builds for
+# the CPUs in COLVEC_CROSS (default "i386"; "i386 aarch64" adds the much
+# slower qemu run; "" none) with tool/cross-check.sh.
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -14,6 +16,8 @@ cd "$(dirname "$0")/.."
 top=$(pwd)
 extra=()
 [ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
+cross=${COLVEC_CROSS-i386}
+[ -z "$cross" ] || extra=(--cross "${extra[@]}")
 tool/install-deps.sh "${extra[@]}" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -85,6 +89,22 @@ if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
     fail=$((fail + 1))
   fi
 fi
+for arch in $cross; do
+  # The suites built for another CPU (32-bit i386 natively, aarch64 under
+  # qemu): tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
+  echo "== $arch (tool/cross-check.sh)"
+  log=build/cross-$arch/test-suite.log
+  rm -f "$log"
+  CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
+  rc=$?
+  if [ -f "$log" ]; then
+    count "$log"
+  elif [ $rc -eq 77 ]; then
+    skip=$((skip + 1))
+  else
+    fail=$((fail + 1))
+  fi
+done
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
   run_suite build-asan --enable-debug --enable-sanitizers
