@@ -7,7 +7,9 @@
 #                     Debian's multiarch :arm64 libraries (libsqlite3-dev,
 #                     check, libtcl8.6), run with qemu-aarch64
 #            i386     compiled with gcc-i686-linux-gnu against the :i386
-#                     libraries, run natively (32-bit address space)
+#                     libraries, run natively (32-bit address space), or
+#                     under qemu-i386 when the kernel cannot run i386
+#                     programs (no IA32 emulation)
 #   BUILDDIR the native build folder (default build/); the cross build goes
 #            to BUILDDIR/cross-ARCH and its log to
 #            BUILDDIR/cross-ARCH/test-suite.log
@@ -72,6 +74,16 @@ case $arch in
     host=i686-linux-gnu
     multi=i386-linux-gnu
     runner=""
+    # A kernel without 32-bit emulation (IA32_EMULATION off, as in some
+    # virtual machines) refuses i386 programs: run them under qemu-i386.
+    probe=$(mktemp -d) || exit 1
+    echo 'int main(void) { return 0; }' >"$probe/p.c"
+    if $host-gcc -o "$probe/p" "$probe/p.c" 2>/dev/null && ! "$probe/p" 2>/dev/null; then
+      command -v qemu-i386 >/dev/null 2>&1 || missing "this kernel cannot run i386 programs and qemu-i386 is not installed (Debian: qemu-user)"
+      runner="qemu-i386 -L /usr/i686-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/$multi:/lib/$multi"
+      say "this kernel cannot run i386 programs: running them under qemu-i386"
+    fi
+    rm -rf "$probe"
     ;;
   *) echo "usage: $0 [-C BUILDDIR] [-j N] aarch64|i386" >&2; exit 2 ;;
 esac
