@@ -98,12 +98,16 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                       "kernels_available=%s\n"
                       "kernels_chosen=%s\n"
                       "code_kernels=%s\n"
+                      "page_size=%lld\n"
+                      "mmap_fallbacks=%d (segments read with access=file: "
+                      "too large for the address space)\n"
                       "build=%s\n"
                       "source=%s",
                       COLVEC_VERSION, sqlite3_libversion(),
                       COLVEC_MIN_SQLITE_VERSION_NUMBER,
                       colvecKernelsAvailable(), colvecKernelsBest()->zName,
-                      colvecQuantKernelName(),
+                      colvecQuantKernelName(), (long long)colvecOsPageSize(),
+                      colvecSegMapFallbacks(),
 #ifdef COLVEC_DEBUG
                       "debug"
 #else

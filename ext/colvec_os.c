@@ -30,6 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+** Segment offsets pass 2 GB: pread/pwrite need a 64-bit off_t, which 32-bit
+** hosts give only with _FILE_OFFSET_BITS=64 (configure's AC_SYS_LARGEFILE).
+** Without it the offsets would be truncated silently: refuse to compile.
+*/
+typedef char osOffTIs64Bits[sizeof(off_t) >= 8 ? 1 : -1];
+
 #if !defined(COLVEC_OMIT_THREADS)
 #include <pthread.h>
 #define OS_HAVE_THREADS 1
@@ -778,7 +785,7 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   *ppMap = NULL;
   if (pFile->pMem) return colvecOsMemMapOpen(pFile, nByte, ppMap, pErr);
   if (nByte < 0 || (uint64_t)nByte > (uint64_t)SIZE_MAX) {
-    colvecErrSet(pErr, 0,
+    colvecErrSet(pErr, ENOMEM,
                  "colvec: cannot map \"%s\": %lld bytes do not fit in the "
                  "address space (use access mode 'file')",
                  pFile->zPath, (long long)nByte);

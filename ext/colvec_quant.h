@@ -44,8 +44,9 @@
 **   - The bit estimator quantizes the rotated query to 4 bits per dimension
 **     (deterministic rounding) and stores it as 4 bit planes, so that
 **     <bits, query> = sum_j 2^j popcount(bits & plane_j): integer work only.
-**     An AVX2 kernel (vpshufb popcount) and a scalar twin give identical
-**     integers, hence identical distances. The rotation's AVX2 twin does
+**     An AVX2 kernel (vpshufb popcount), an AVX-512 one (VPOPCNTDQ), a
+**     NEON one (VCNT) and a scalar twin give identical integers, hence
+**     identical distances. The rotation's AVX2 twin does
 **     the same butterflies, so codes never depend on the CPU. Every AVX2
 **     function ends with vzeroupper (GCC does not add it for target
 **     attributes; without it the scalar code that follows ran 3-7x slower).
@@ -228,7 +229,8 @@ void colvecQuantQueryClear(ColvecQuantQuery *pQuery);
 
 /*
 ** Name of the fastest kernel quantizers use for codes ("avx512" for bit
-** and int8 codes, "avx2", "scalar"), after COLVEC_KERNELS's cap.
+** and int8 codes, "avx2", "neon" on aarch64, "scalar"), after
+** COLVEC_KERNELS's cap.
 */
 const char *colvecQuantKernelName(void);
 
@@ -236,8 +238,8 @@ const char *colvecQuantKernelName(void);
 ** Caps the kernels colvecQuantDistance uses for this query at eKernel (a
 ** COLVEC_QUANT_KERNEL_* ceiling; BEST by default), now and for the queries
 ** prepared with it later. For tests and benchmarks. Returns the name of
-** the kernel set now in use: "scalar", "avx2" or "avx512" (bit and int8
-** codes; "scalar" while the query is unprepared).
+** the kernel set now in use: "scalar", "avx2", "avx512" (bit and int8
+** codes) or "neon" ("scalar" while the query is unprepared).
 */
 const char *colvecQuantQueryKernel(ColvecQuantQuery *pQuery, int eKernel);
 

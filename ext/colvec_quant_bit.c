@@ -24,10 +24,10 @@
 ** integers).
 **
 ** Kernel sets (BitKernels, a ColvecQuantKernels with two more kernels):
-** scalar, AVX2 and AVX-512 for the popcounts; the rotation round and the
-** query's bit planes have a scalar and an AVX2 version (the AVX-512 set
-** uses the AVX2 ones), all giving identical results, so codes never depend
-** on the set.
+** scalar, AVX2 and AVX-512 for the popcounts, and NEON on aarch64; the
+** rotation round and the query's bit planes have a scalar, an AVX2 and a
+** NEON version (the AVX-512 set uses the AVX2 ones), all giving identical
+** results, so codes never depend on the set.
 */
 #include "colvec_os.h"
 #include "colvec_quant.h"
@@ -38,6 +38,11 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COLVEC_QUANT_AVX2 1
 #include <immintrin.h>
+#endif
+
+#if defined(__aarch64__)
+#define COLVEC_QUANT_NEON 1
+#include <arm_neon.h>
 #endif
 
 /* Bits of query precision: 4 planes. */
@@ -143,6 +148,35 @@ bitRoundAvx2(float *a, const float *aSign, int n) {
     }
   }
   _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+}
+#endif
+
+#ifdef COLVEC_QUANT_NEON
+/*
+** NEON twin of one round (sign flips, then bitFwht) on a[0..n), n a power
+** of two >= 64. Every butterfly computes the same x+y and x-y as bitFwht,
+** so the result is bit-identical. Stages h = 1, 2 run inside a register.
+*/
+static void bitRoundNeon(float *a, const float *aSign, int n) {
+  int h, i, j;
+  for (i = 0; i < n; i += 4) {
+    float32x4_t v = vmulq_f32(vld1q_f32(a + i), vld1q_f32(aSign + i));
+    float32x4_t y = vrev64q_f32(v); /* swap neighbours */
+    v = vtrn1q_f32(vaddq_f32(v, y), vsubq_f32(v, y));
+    y = vextq_f32(v, v, 2); /* swap pairs */
+    v = vcombine_f32(vget_low_f32(vaddq_f32(v, y)),
+                     vget_low_f32(vsubq_f32(v, y)));
+    vst1q_f32(a + i, v);
+  }
+  for (h = 4; h < n; h *= 2) {
+    for (i = 0; i < n; i += 2 * h) {
+      for (j = i; j < i + h; j += 4) {
+        float32x4_t x = vld1q_f32(a + j), y = vld1q_f32(a + j + h);
+        vst1q_f32(a + j, vaddq_f32(x, y));
+        vst1q_f32(a + j + h, vsubq_f32(x, y));
+      }
+    }
+  }
 }
 #endif
 
@@ -313,6 +347,40 @@ bitPlanesAvx2(const float *z, int nWord, const float *aThresh,
 }
 #endif
 
+#ifdef COLVEC_QUANT_NEON
+/*
+** NEON twin of bitPlanesScalar: a level is the count of thresholds reached
+** (the same exact comparisons, false for NaN), four coordinates at a time;
+** each plane's four bits are shifted into place and added across lanes.
+*/
+static int64_t bitPlanesNeon(const float *z, int nWord, const float *aThresh,
+                             uint64_t *aPlane) {
+  static const int32_t aLane[4] = {0, 1, 2, 3};
+  const int32x4_t vLane = vld1q_s32(aLane);
+  const uint32x4_t vOne = vdupq_n_u32(1);
+  uint32x4_t accU = vdupq_n_u32(0);
+  int w, i, j;
+  for (w = 0; w < nWord; w++) {
+    uint64_t a[BIT_QUERY_BITS] = {0};
+    for (i = 0; i < 64; i += 4) {
+      float32x4_t v = vld1q_f32(z + 64 * w + i);
+      uint32x4_t u = vdupq_n_u32(0);
+      for (j = 1; j < BIT_QUERY_LEVELS; j++) {
+        u = vsubq_u32(u, vcgeq_f32(v, vdupq_n_f32(aThresh[j])));
+      }
+      accU = vaddq_u32(accU, u);
+      for (j = 0; j < BIT_QUERY_BITS; j++) {
+        uint32x4_t b = vandq_u32(vshlq_u32(u, vdupq_n_s32(-j)), vOne);
+        a[j] |= (uint64_t)vaddvq_u32(vshlq_u32(b, vLane)) << i;
+      }
+    }
+    for (j = 0; j < BIT_QUERY_BITS; j++)
+      aPlane[j * nWord + w] = a[j];
+  }
+  return (int64_t)vaddlvq_u32(accU);
+}
+#endif
+
 /*
 ** Prepares the query: rotated query z in aWeight[0..nPad), its 4-bit
 ** version as bit planes in aPlane, and the constants rBase (|qc|^2 or
@@ -477,6 +545,38 @@ bitCountAvx512(const uint8_t *pBits, const uint64_t *aPlane, int nWord,
 }
 #endif
 
+#ifdef COLVEC_QUANT_NEON
+/*
+** NEON twin of bitCountScalar over all nWord words, two at a time with
+** VCNT (the odd last word by bitCountBody). Per byte the weighted count is
+** at most 8*(1+2+4+8) = 120, so it is summed in bytes, then widened into
+** 32-bit lanes that cannot overflow for any code size.
+*/
+static uint64_t bitCountNeon(const uint8_t *pBits, const uint64_t *aPlane,
+                             int nWord, uint64_t *pnOne) {
+  uint32x4_t accSum = vdupq_n_u32(0), accOne = vdupq_n_u32(0);
+  const uint8_t *aP = (const uint8_t *)aPlane;
+  int w;
+  for (w = 0; w + 2 <= nWord; w += 2) {
+    uint8x16_t b = vld1q_u8(pBits + 8 * w);
+    uint8x16_t s = vcntq_u8(vandq_u8(b, vld1q_u8(aP + 8 * w)));
+    s = vaddq_u8(
+        s,
+        vshlq_n_u8(vcntq_u8(vandq_u8(b, vld1q_u8(aP + 8 * (nWord + w)))), 1));
+    s = vaddq_u8(
+        s, vshlq_n_u8(vcntq_u8(vandq_u8(b, vld1q_u8(aP + 8 * (2 * nWord + w)))),
+                      2));
+    s = vaddq_u8(
+        s, vshlq_n_u8(vcntq_u8(vandq_u8(b, vld1q_u8(aP + 8 * (3 * nWord + w)))),
+                      3));
+    accSum = vpadalq_u16(accSum, vpaddlq_u8(s));
+    accOne = vpadalq_u16(accOne, vpaddlq_u8(vcntq_u8(b)));
+  }
+  *pnOne += vaddlvq_u32(accOne);
+  return vaddlvq_u32(accSum) + bitCountBody(pBits, aPlane, w, nWord, pnOne);
+}
+#endif
+
 /*
 ** The estimate from a prepared bit query to one code, around the popcount
 ** kernel xCount. Always inlined with a constant xCount, so each kernel
@@ -583,10 +683,40 @@ static const BitKernels bitAvx512 = {
 };
 #endif
 
+#ifdef COLVEC_QUANT_NEON
+/* Bit estimate, NEON kernel. */
+static float bitDistNeon(const ColvecQuantQuery *pQuery, const uint8_t *pCode) {
+  return bitDistance(pQuery, pCode, bitCountNeon);
+}
+
+/* Bit estimates of a batch, NEON kernel. */
+static void bitBatchNeon(const ColvecQuantQuery *pQuery,
+                         const uint8_t *const *apCode, int nCode, float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, bitDistNeon);
+}
+
+/* The NEON set (Advanced SIMD is part of every aarch64 CPU). */
+static const BitKernels bitNeon = {
+    .base =
+        {
+            .zName = "neon",
+            .eSet = COLVEC_QUANT_KERNEL_NEON,
+            .mCpu = COLVEC_CPU_NEON,
+            .xDistance = bitDistNeon,
+            .xDistanceBatch = bitBatchNeon,
+        },
+    .xRound = bitRoundNeon,
+    .xPlanes = bitPlanesNeon,
+};
+#endif
+
 /* Bit kernel sets, fastest first. */
 static const ColvecQuantKernels *const apBitKernels[] = {
 #ifdef COLVEC_QUANT_AVX2
     &bitAvx512.base, &bitAvx2.base,
+#endif
+#ifdef COLVEC_QUANT_NEON
+    &bitNeon.base,
 #endif
     &bitScalar.base, NULL};
 

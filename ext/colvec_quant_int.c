@@ -17,7 +17,8 @@
 ** around the kernel; they differ only in the number of levels, the packing
 ** of a code (intLevels, the encoder's store) and the kernel that reads it,
 ** so splitting them would copy the shared two thirds. Kernel sets: int8
-** scalar, AVX2 and AVX-512; int4 scalar and AVX2.
+** scalar, AVX2 and AVX-512; int4 scalar and AVX2; on aarch64 NEON for
+** both.
 */
 #include "colvec_os.h"
 #include "colvec_quant.h"
@@ -27,6 +28,11 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COLVEC_QUANT_AVX2 1
 #include <immintrin.h>
+#endif
+
+#if defined(__aarch64__)
+#define COLVEC_QUANT_NEON 1
+#include <arm_neon.h>
 #endif
 
 /* Highest code value of the quantizer's type: 255 (int8) or 15 (int4). */
@@ -251,6 +257,59 @@ intCross8Avx512(const float *w, const uint8_t *c, int n) {
 }
 #endif
 
+#ifdef COLVEC_QUANT_NEON
+/*
+** Adds w[0..16)*x to the four accumulators, x being 16 code values (0..255)
+** widened to float: lanes 0-3 to *pA0, 4-7 to *pA1 and so on.
+*/
+static inline void intNeonStep16(const float *w, uint8x16_t x, float32x4_t *pA0,
+                                 float32x4_t *pA1, float32x4_t *pA2,
+                                 float32x4_t *pA3) {
+  uint16x8_t lo = vmovl_u8(vget_low_u8(x));
+  uint16x8_t hi = vmovl_high_u8(x);
+  *pA0 =
+      vfmaq_f32(*pA0, vld1q_f32(w), vcvtq_f32_u32(vmovl_u16(vget_low_u16(lo))));
+  *pA1 = vfmaq_f32(*pA1, vld1q_f32(w + 4), vcvtq_f32_u32(vmovl_high_u16(lo)));
+  *pA2 = vfmaq_f32(*pA2, vld1q_f32(w + 8),
+                   vcvtq_f32_u32(vmovl_u16(vget_low_u16(hi))));
+  *pA3 = vfmaq_f32(*pA3, vld1q_f32(w + 12), vcvtq_f32_u32(vmovl_high_u16(hi)));
+}
+
+/*
+** NEON twin of intCross8Scalar (same value up to rounding order): 16
+** dimensions a step in four 4-lane accumulators, the tail by the scalar
+** kernel.
+*/
+static float intCross8Neon(const float *w, const uint8_t *c, int n) {
+  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  int i;
+  for (i = 0; i + 16 <= n; i += 16) {
+    intNeonStep16(w + i, vld1q_u8(c + i), &a0, &a1, &a2, &a3);
+  }
+  return vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3))) +
+         intCross8Scalar(w + i, c + i, n - i);
+}
+
+/*
+** NEON twin of intCross4Scalar (same value up to rounding order): 8 code
+** bytes (16 dimensions) a step, the nibbles interleaved back into
+** dimension order, the tail by the scalar kernel.
+*/
+static float intCross4Neon(const float *w, const uint8_t *c, int n) {
+  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0;
+  const uint8x8_t m = vdup_n_u8(15);
+  int i;
+  for (i = 0; i + 16 <= n; i += 16) {
+    uint8x8_t b = vld1_u8(c + i / 2);
+    uint8x8_t lo = vand_u8(b, m), hi = vshr_n_u8(b, 4);
+    uint8x16_t x = vcombine_u8(vzip1_u8(lo, hi), vzip2_u8(lo, hi));
+    intNeonStep16(w + i, x, &a0, &a1, &a2, &a3);
+  }
+  return vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3))) +
+         intCross4Scalar(w + i, c + i / 2, n - i);
+}
+#endif
+
 /*
 ** The estimate from a prepared query to one code, around the kernel xCross
 ** (sum w[d]*c[d]). Always inlined with a constant xCross, so each kernel
@@ -378,10 +437,57 @@ static const ColvecQuantKernels int4Avx2 = {
 };
 #endif
 
+#ifdef COLVEC_QUANT_NEON
+/* int8 estimate, NEON kernel. */
+static float int8DistNeon(const ColvecQuantQuery *pQuery,
+                          const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross8Neon);
+}
+
+/* int8 estimates of a batch, NEON kernel. */
+static void int8BatchNeon(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode,
+                          float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int8DistNeon);
+}
+
+/* int4 estimate, NEON kernel. */
+static float int4DistNeon(const ColvecQuantQuery *pQuery,
+                          const uint8_t *pCode) {
+  return intDistance(pQuery, pCode, intCross4Neon);
+}
+
+/* int4 estimates of a batch, NEON kernel. */
+static void int4BatchNeon(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode,
+                          float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, int4DistNeon);
+}
+
+/* The aarch64 kernel sets (Advanced SIMD is part of every aarch64 CPU). */
+static const ColvecQuantKernels int8Neon = {
+    .zName = "neon",
+    .eSet = COLVEC_QUANT_KERNEL_NEON,
+    .mCpu = COLVEC_CPU_NEON,
+    .xDistance = int8DistNeon,
+    .xDistanceBatch = int8BatchNeon,
+};
+static const ColvecQuantKernels int4Neon = {
+    .zName = "neon",
+    .eSet = COLVEC_QUANT_KERNEL_NEON,
+    .mCpu = COLVEC_CPU_NEON,
+    .xDistance = int4DistNeon,
+    .xDistanceBatch = int4BatchNeon,
+};
+#endif
+
 /* int8 kernel sets, fastest first. */
 static const ColvecQuantKernels *const apInt8Kernels[] = {
 #ifdef COLVEC_QUANT_AVX2
     &int8Avx512, &int8Avx2,
+#endif
+#ifdef COLVEC_QUANT_NEON
+    &int8Neon,
 #endif
     &int8Scalar, NULL};
 
@@ -389,6 +495,9 @@ static const ColvecQuantKernels *const apInt8Kernels[] = {
 static const ColvecQuantKernels *const apInt4Kernels[] = {
 #ifdef COLVEC_QUANT_AVX2
     &int4Avx2,
+#endif
+#ifdef COLVEC_QUANT_NEON
+    &int4Neon,
 #endif
     &int4Scalar, NULL};
 

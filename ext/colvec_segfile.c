@@ -7,6 +7,7 @@
 */
 #include "colvec_segfile.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -665,6 +666,12 @@ int colvecSegWriterErrno(ColvecSegWriter *p) { return p->err.iErrno; }
 ** Reader.
 */
 
+/*
+** Segments that colvecSegOpen was asked to map but read with pread, because
+** the mapping did not fit in the address space (see colvecSegAccess).
+*/
+static int segMapFallbacks = 0;
+
 /* An open segment (see colvecSegOpen). */
 struct ColvecSeg {
   char *zPath;            /* path, for messages (owned) */
@@ -882,12 +889,25 @@ int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
   if (rc == COLVEC_OK) rc = colvecOsFileSize(p->pFile, &nFile, pErr);
   if (rc == COLVEC_OK) rc = segLoadHeader(p, nFile, pErr);
   if (rc == COLVEC_OK && eAccess == COLVEC_SEG_MMAP) {
-    rc = colvecOsMapOpen(p->pFile, nFile, ePrefault, &p->pMap, pErr);
+    ColvecErr errMap;
+    errMap.zMsg[0] = 0;
+    errMap.iErrno = 0;
+    rc = colvecOsMapOpen(p->pFile, nFile, ePrefault, &p->pMap, &errMap);
     if (rc == COLVEC_OK) {
       /* the mapping outlives the descriptor; a failing close() of a file
       ** only read cannot lose data, so it does not fail the open */
       colvecOsClose(p->pFile, NULL);
       p->pFile = NULL;
+    } else if (rc == COLVEC_IOERR && errMap.iErrno == ENOMEM) {
+      /* no room in the address space: read this segment with pread */
+      p->eAccess = COLVEC_SEG_FILE;
+      p->pMap = NULL;
+      rc = COLVEC_OK;
+      /* a diagnostic count: two racing opens may count once */
+      COLVEC_ATOMIC_SET_INT(&segMapFallbacks,
+                            COLVEC_ATOMIC_GET_INT(&segMapFallbacks) + 1);
+    } else if (pErr) {
+      *pErr = errMap;
     }
   }
   if (rc != COLVEC_OK) {
@@ -896,6 +916,14 @@ int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
   }
   *ppSeg = p;
   return COLVEC_OK;
+}
+
+/* The access mode pSeg was opened in (see colvec_segfile.h). */
+int colvecSegAccess(const ColvecSeg *pSeg) { return pSeg->eAccess; }
+
+/* Segments opened with pread because mapping them was refused (ENOMEM). */
+int colvecSegMapFallbacks(void) {
+  return COLVEC_ATOMIC_GET_INT(&segMapFallbacks);
 }
 
 /* Closes pSeg (NULL is a no-op): unmaps, closes the file, frees. */

@@ -149,6 +149,15 @@ int colvecSegWriterErrno(ColvecSegWriter *p);
 int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
                   ColvecSeg **ppSeg, ColvecErr *pErr);
 void colvecSegClose(ColvecSeg *pSeg);
+/*
+** The access mode a segment was opened in: the one asked for, except that a
+** segment too large for the address space (mapping refused with ENOMEM,
+** e.g. a multi-gigabyte file in a 32-bit process) is read with pread
+** (COLVEC_SEG_FILE) instead. colvecSegMapFallbacks() counts those opens in
+** this process (colvec_debug() shows it).
+*/
+int colvecSegAccess(const ColvecSeg *pSeg);
+int colvecSegMapFallbacks(void);
 uint64_t colvecSegRowCount(const ColvecSeg *pSeg);
 uint64_t colvecSegFingerprint(const ColvecSeg *pSeg);
 uint32_t colvecSegVersion(const ColvecSeg *pSeg);

@@ -626,9 +626,10 @@ START_TEST(test_determinism) {
 END_TEST
 
 /*
-** AVX-512, AVX2 and scalar kernels agree: exactly for bit codes (integer
-** popcounts), to float rounding for int codes; the AVX2 rotation and query
-** quantization give the same codes and query bit planes as the scalar ones;
+** AVX-512, AVX2, NEON and scalar kernels agree: exactly for bit codes
+** (integer popcounts), to float rounding for int codes; the AVX2 and NEON
+** rotation and query quantization give the same codes and query bit planes
+** as the scalar ones;
 ** colvecQuantDistanceBatch equals colvecQuantDistance under every kernel
 ** set. Dimensions that exercise every tail length.
 */
@@ -662,6 +663,12 @@ START_TEST(test_simd_scalar) {
             strcmp(colvecQuantKernelName(), "avx512") == 0) {
           ck_assert_str_eq(zFast, "avx512");
         }
+#if defined(__aarch64__)
+        /* every type has a NEON set on aarch64 (unless COLVEC_KERNELS caps) */
+        if (strcmp(colvecQuantKernelName(), "neon") == 0) {
+          ck_assert_str_eq(zFast, "neon");
+        }
+#endif
         if (strcmp(zFast, "scalar") != 0) {
           /* encoding and preparing with the portable kernels: same bytes */
           uint8_t *aCode2 = malloc((size_t)nCode * 64);
@@ -704,9 +711,10 @@ START_TEST(test_simd_scalar) {
           ck_assert_str_eq(
               colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR), "scalar");
           rScalar = colvecQuantDistance(&q, apCode[i]);
-          /* every kernel the CPU runs (best, AVX2 at most, AVX-512 at most) */
+          /* every kernel the CPU runs (best, AVX2 at most, AVX-512 at
+          ** most, NEON) */
           for (eKernel = COLVEC_QUANT_KERNEL_BEST;
-               eKernel <= COLVEC_QUANT_KERNEL_AVX512; eKernel++) {
+               eKernel <= COLVEC_QUANT_KERNEL_NEON; eKernel++) {
             if (eKernel == COLVEC_QUANT_KERNEL_SCALAR) continue;
             zFast = colvecQuantQueryKernel(&q, eKernel);
             rFast = colvecQuantDistance(&q, apCode[i]);

@@ -16,6 +16,7 @@
 #include "testdir.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -777,6 +778,61 @@ START_TEST(test_oom) {
 }
 END_TEST
 
+/* errno the map hook fails COLVEC_OSOP_MAP with (0: let it through). */
+static int tMapErrno = 0;
+
+/* Test hook: fails every mapping with tMapErrno. */
+static int tMapBefore(void *pArg, int eOp, const char *zPath,
+                      const char *zPath2, int64_t iArg, int64_t *pn) {
+  (void)pArg;
+  (void)zPath;
+  (void)zPath2;
+  (void)iArg;
+  (void)pn;
+  return eOp == COLVEC_OSOP_MAP ? tMapErrno : 0;
+}
+
+/*
+** A segment whose mapping does not fit in the address space (mmap refused
+** with ENOMEM, as a multi-gigabyte file in a 32-bit process is) opens in
+** file mode and reads back the same bytes; the open is counted. Any other
+** mapping error still fails the open.
+*/
+START_TEST(test_map_fallback) {
+  static const ColvecOsHook hook = {tMapBefore, NULL, NULL};
+  TData d;
+  ColvecSeg *pSeg = NULL;
+  ColvecErr err;
+  const char *zPath = tPath("000009.seg");
+  int nBefore = colvecSegMapFallbacks();
+  tFill(&d, 9);
+  ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
+  colvecOsSetHook(&hook);
+  tMapErrno = ENOMEM;
+  ck_assert_int_eq(
+      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
+      COLVEC_OK);
+  ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_FILE);
+  ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
+  tCheckContents(pSeg, &d, COLVEC_SEG_FILE);
+  colvecSegClose(pSeg);
+  tMapErrno = EACCES;
+  ck_assert_int_eq(
+      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
+      COLVEC_IOERR);
+  ck_assert_ptr_null(pSeg);
+  ck_assert_int_eq(err.iErrno, EACCES);
+  ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
+  colvecOsSetHook(NULL);
+  ck_assert_int_eq(
+      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
+      COLVEC_OK);
+  ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_MMAP);
+  tCheckContents(pSeg, &d, COLVEC_SEG_MMAP);
+  colvecSegClose(pSeg);
+}
+END_TEST
+
 /* OS helpers: mkdir -p, listing by suffix, unlink, remove tree, maps. */
 START_TEST(test_os_helpers) {
   ColvecErr err;
@@ -897,6 +953,7 @@ static Suite *segmentSuite(void) {
   tcase_add_test(tc, test_large_section);
   tcase_add_test(tc, test_oom);
   tcase_add_test(tc, test_os_helpers);
+  tcase_add_test(tc, test_map_fallback);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages colvec needs to build and
 # test, when they are missing. Runs apt-get as root (or through sudo).
+# Usage: tool/install-deps.sh [--cross] [PACKAGE ...]
+#   --cross  also what `make check-aarch64` and `make check-i386` need
+#            (tool/cross-check.sh): the aarch64 and i686 cross compilers,
+#            qemu-user, and the :arm64 and :i386 multiarch libraries (the
+#            architectures are added to dpkg first)
 set -euo pipefail
+cross=()
+if [ "${1:-}" = --cross ]; then
+  shift
+  cross=(gcc-aarch64-linux-gnu gcc-i686-linux-gnu qemu-user)
+  for a in arm64 i386; do
+    cross+=("libsqlite3-dev:$a" "check:$a" "libtcl8.6:$a" "tcl8.6-dev:$a")
+  done
+fi
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
-      sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 "$@")
+      sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
+      "${cross[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -20,6 +34,12 @@ if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "installing: ${missing[*]}" >&2
+  if ((${#cross[@]})); then
+    for a in arm64 i386; do
+      dpkg --print-foreign-architectures | grep -qx "$a" ||
+        $sudo dpkg --add-architecture "$a"
+    done
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null

@@ -6,8 +6,10 @@
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
 # the Windows build under wine (`make check-windows`) unless
-# COLVEC_NO_WINDOWS=1, and checks the sources' format (`make format-check`)
-# and the release tarball (tool/dist-check.sh).
+# COLVEC_NO_WINDOWS=1, checks the sources' format (`make format-check`)
+# and the release tarball (tool/dist-check.sh), then builds for the CPUs
+# in COLVEC_CROSS (default "": none; "i386 aarch64" runs both under qemu,
+# slow) with tool/cross-check.sh.
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -17,6 +19,8 @@ top=$(pwd)
 extra=()
 [ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
 [ "${COLVEC_NO_WINDOWS:-0}" = 1 ] || extra+=(mingw-w64 wine64)
+cross=${COLVEC_CROSS-}
+[ -z "$cross" ] || extra=(--cross "${extra[@]}")
 tool/install-deps.sh "${extra[@]}" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -115,6 +119,22 @@ if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
     fail=$((fail + 1))
   fi
 fi
+for arch in $cross; do
+  # The suites built for another CPU (i386 and aarch64, run under qemu):
+  # tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
+  echo "== $arch (tool/cross-check.sh)"
+  log=build/cross-$arch/test-suite.log
+  rm -f "$log"
+  CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
+  rc=$?
+  if [ -f "$log" ]; then
+    count "$log"
+  elif [ $rc -eq 77 ]; then
+    skip=$((skip + 1))
+  else
+    fail=$((fail + 1))
+  fi
+done
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
   run_suite build-asan --enable-debug --enable-sanitizers

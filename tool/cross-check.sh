@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# cross-check.sh — builds colvec for another CPU and runs its test suites
+# there: aarch64 under qemu-user, i386 natively on an x86-64 host.
+#
+# Usage: tool/cross-check.sh [-C BUILDDIR] [-j N] ARCH
+#   ARCH     aarch64  cross-compiled with gcc-aarch64-linux-gnu against
+#                     Debian's multiarch :arm64 libraries (libsqlite3-dev,
+#                     check, libtcl8.6), run with qemu-aarch64
+#            i386     compiled with gcc-i686-linux-gnu against the :i386
+#                     libraries, run natively (32-bit address space), or
+#                     under qemu-i386 when the kernel cannot run i386
+#                     programs (no IA32 emulation)
+#   BUILDDIR the native build folder (default build/); the cross build goes
+#            to BUILDDIR/cross-ARCH and its log to
+#            BUILDDIR/cross-ARCH/test-suite.log
+#
+# Which suites: every Check suite (CHECK_SUITES in Makefile.am), then the
+# Tcl suites (TCL_TESTS) with a tclsh built here for the target from the
+# target's libtcl8.6 and the sqlite3 Tcl package compiled from the SQLite
+# sources tool/sqlite-matrix.sh caches (Debian's tclsh and libsqlite3-tcl
+# are not multiarch: their :arm64 or :i386 versions would replace the host's).
+# COLVEC_CROSS_TCL=0 runs the Check suites only.
+#
+# Why cross compilers and not gcc -m32: on Debian 12 gcc-multilib and
+# gcc-aarch64-linux-gnu cannot be installed together; gcc-i686-linux-gnu and
+# gcc-aarch64-linux-gnu can.
+#
+# aarch64 page size: qemu-aarch64 runs the suites with a 64 KB guest page
+# size (-p 65536; COLVEC_CROSS_PAGESIZE changes it), so sysconf reports
+# 64 KB to colvec as on kernels built with 64 KB pages.
+#
+# Environment: CI=true makes a missing tool or package a failure (exit 1);
+# otherwise the run is skipped (exit 77). tool/install-deps.sh --cross
+# installs what is needed.
+#
+# Exit status: 0 when every suite passed, 77 when skipped, 1 otherwise.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+builddir=$top/build
+jobs=2
+while getopts "C:j:" o; do
+  case $o in
+    C) builddir=$(cd "$OPTARG" && pwd) || exit 1 ;;
+    j) jobs=$OPTARG ;;
+    *) echo "usage: $0 [-C BUILDDIR] [-j N] aarch64|i386" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+arch=${1:-}
+
+# Prints a message on stderr.
+say() { echo "cross-check: $*" >&2; }
+
+# Skips the run (77), or fails it under CI=true, with message $*.
+missing() {
+  say "$*"
+  if [ "${CI:-}" = true ]; then say "CI=true: failing"; exit 1; fi
+  say "skipped (tool/install-deps.sh --cross installs what is missing)"
+  exit 77
+}
+
+case $arch in
+  aarch64)
+    host=aarch64-linux-gnu
+    multi=aarch64-linux-gnu
+    pagesize=${COLVEC_CROSS_PAGESIZE:-65536}
+    runner="qemu-aarch64 -L /usr/aarch64-linux-gnu -p $pagesize"
+    runner="$runner -E LD_LIBRARY_PATH=/usr/lib/$multi:/lib/$multi"
+    command -v qemu-aarch64 >/dev/null 2>&1 || missing "qemu-aarch64 not found (Debian: qemu-user)"
+    ;;
+  i386)
+    host=i686-linux-gnu
+    multi=i386-linux-gnu
+    runner=""
+    # A kernel without 32-bit emulation (IA32_EMULATION off, as in some
+    # virtual machines) refuses i386 programs: run them under qemu-i386.
+    probe=$(mktemp -d) || exit 1
+    echo 'int main(void) { return 0; }' >"$probe/p.c"
+    if $host-gcc -o "$probe/p" "$probe/p.c" 2>/dev/null && ! "$probe/p" 2>/dev/null; then
+      command -v qemu-i386 >/dev/null 2>&1 || missing "this kernel cannot run i386 programs and qemu-i386 is not installed (Debian: qemu-user)"
+      runner="qemu-i386 -L /usr/i686-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/$multi:/lib/$multi"
+      say "this kernel cannot run i386 programs: running them under qemu-i386"
+    fi
+    rm -rf "$probe"
+    ;;
+  *) echo "usage: $0 [-C BUILDDIR] [-j N] aarch64|i386" >&2; exit 2 ;;
+esac
+cc=$host-gcc
+command -v "$cc" >/dev/null 2>&1 || missing "$cc not found (Debian: gcc-$host)"
+for f in libsqlite3.so libcheck.a; do
+  [ -e "/usr/lib/$multi/$f" ] || missing "/usr/lib/$multi/$f not found (Debian: libsqlite3-dev:${arch/aarch64/arm64} check:${arch/aarch64/arm64})"
+done
+
+out=$builddir/cross-$arch
+mkdir -p "$out" || exit 1
+cd "$out" || exit 1
+export PKG_CONFIG_LIBDIR=/usr/lib/$multi/pkgconfig:/usr/share/pkgconfig
+export PKG_CONFIG_PATH=
+if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
+  say "configuring for $host in $out"
+  TCLSH=no "$top/configure" --host="$host" --build="$(uname -m)-linux-gnu" \
+    CC="$cc" CXX=false --enable-werror >configure.out 2>&1 \
+    || { tail -30 configure.out; say "configure failed"; exit 1; }
+fi
+make -j"$jobs" >make.out 2>&1 || { tail -40 make.out; say "build failed"; exit 1; }
+suites=$(make -s print-check-suites)
+
+# The Tcl suites need a target tclsh and a target sqlite3 Tcl package.
+tcl_tests=""
+if [ "${COLVEC_CROSS_TCL:-1}" != 0 ]; then
+  if [ -e "/usr/lib/$multi/libtcl8.6.so" ] && [ -f /usr/include/tcl8.6/tcl.h ]; then
+    if "$here/cross-tclsh.sh" "$cc" "$multi" "$out/tcl" >tcl.out 2>&1; then
+      tcl_tests=$(make -s print-tcl-tests)
+    else
+      tail -20 tcl.out
+      say "could not build the target tclsh / sqlite3 Tcl package"
+      [ "${CI:-}" = true ] && exit 1
+    fi
+  else
+    missing "libtcl8.6:${arch/aarch64/arm64} and tcl8.6-dev:${arch/aarch64/arm64} are needed for the Tcl suites (COLVEC_CROSS_TCL=0: Check suites only)"
+  fi
+fi
+
+# Check forks a child per test; under qemu everything runs ~10x slower.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-20}
+say "running on $arch: $(echo $suites | wc -w) Check suites, $(echo $tcl_tests | wc -w) Tcl suites"
+rm -f test-suite.log
+make -j"$jobs" check TESTS="$suites $tcl_tests" LOG_COMPILER="$runner" \
+  TEST_LOG_COMPILER="$runner $out/tcl/tclsh" \
+  TESTS_ENVIRONMENT="TCLLIBPATH='$out/tcl/lib'; export TCLLIBPATH;" \
+  >check.out 2>&1
+rc=$?
+grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' check.out
+sed -n '/^# TOTAL/,/^# ERROR/p' test-suite.log
+exit $rc
