@@ -21,7 +21,7 @@
 #   the test-only hooks are never called); `extern` becomes COLVEC_PRIVATE;
 # - replaces SQLITE_EXTENSION_INIT1/INIT3 with one static sqlite3_api;
 # - puts, before any include, the feature macros the sources need
-#   (_GNU_SOURCE) and NDEBUG unless COLVEC_DEBUG is set, as SQLite's own
+#   (_GNU_SOURCE, _FILE_OFFSET_BITS=64) and NDEBUG unless COLVEC_DEBUG is set, as SQLite's own
 #   amalgamation does.
 # The per-ISA kernels need no flags: every function there carries its own
 # __attribute__((target(...))), under #if guards for the ISA and compiler.
@@ -205,6 +205,9 @@ BEGIN {
   print "*/"
   print "#ifndef _GNU_SOURCE"
   print "#define _GNU_SOURCE 1 /* fdatasync, MAP_POPULATE, madvise, O_DIRECTORY */"
+  print "#endif"
+  print "#ifndef _FILE_OFFSET_BITS"
+  print "#define _FILE_OFFSET_BITS 64 /* 64-bit off_t on 32-bit hosts */"
   print "#endif"
   print "#if !defined(COLVEC_DEBUG) && !defined(NDEBUG)"
   print "#define NDEBUG 1 /* asserts only in debug builds, as in sqlite3.c */"
