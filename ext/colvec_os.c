@@ -612,6 +612,63 @@ void colvecOsSortNames(char **azName, int nName) {
   if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osCompareNames);
 }
 
+/* Starts an empty listing of names ending in zSuffix (all: NULL or ""). */
+void colvecOsListInit(ColvecOsList *pList, const char *zSuffix) {
+  memset(pList, 0, sizeof(*pList));
+  pList->zSuffix = zSuffix;
+  pList->nSuffix = zSuffix ? strlen(zSuffix) : 0;
+}
+
+/*
+** Adds a copy of the nLen bytes of zName to pList, unless the name is "."
+** or ".." or does not end in the list's suffix. COLVEC_OK, or COLVEC_NOMEM
+** (the list keeps what it had).
+*/
+int colvecOsListAdd(ColvecOsList *pList, const char *zName, size_t nLen) {
+  size_t nSuffix = pList->nSuffix;
+  if ((nLen == 1 && zName[0] == '.') ||
+      (nLen == 2 && zName[0] == '.' && zName[1] == '.')) {
+    return COLVEC_OK;
+  }
+  if (nSuffix > 0 && (nLen < nSuffix || memcmp(zName + nLen - nSuffix,
+                                               pList->zSuffix, nSuffix) != 0)) {
+    return COLVEC_OK;
+  }
+  if (pList->nName == pList->nAlloc) {
+    int nNew = pList->nAlloc ? pList->nAlloc * 2 : 16;
+    char **aNew = (char **)colvecRealloc(
+        pList->azName, (int64_t)nNew * (int64_t)sizeof(char *));
+    if (aNew == NULL) return COLVEC_NOMEM;
+    pList->azName = aNew;
+    pList->nAlloc = nNew;
+  }
+  pList->azName[pList->nName] = colvecOsStrndup(zName, nLen);
+  if (pList->azName[pList->nName] == NULL) return COLVEC_NOMEM;
+  pList->nName++;
+  return COLVEC_OK;
+}
+
+/*
+** Ends the listing of zDir whose result so far is rc: on COLVEC_OK the
+** names, sorted, go to *pazName and *pnName; otherwise they are freed, a
+** COLVEC_NOMEM gets its message in pErr, and rc is returned.
+*/
+int colvecOsListFinish(ColvecOsList *pList, int rc, const char *zDir,
+                       ColvecErr *pErr, char ***pazName, int *pnName) {
+  if (rc == COLVEC_NOMEM) {
+    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
+  }
+  if (rc != COLVEC_OK) {
+    colvecOsListFree(pList->azName, pList->nName);
+    memset(pList, 0, sizeof(*pList));
+    return rc;
+  }
+  colvecOsSortNames(pList->azName, pList->nName);
+  *pazName = pList->azName;
+  *pnName = pList->nName;
+  return COLVEC_OK;
+}
+
 #if !defined(_WIN32)
 
 /*
@@ -625,9 +682,8 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
                     int *pnName, ColvecErr *pErr) {
   DIR *pDir;
   struct dirent *pEnt;
-  char **azName = NULL;
-  int nName = 0, nAlloc = 0, rc = COLVEC_OK;
-  size_t nSuffix = zSuffix ? strlen(zSuffix) : 0;
+  ColvecOsList list;
+  int rc = COLVEC_OK;
 
   *pazName = NULL;
   *pnName = 0;
@@ -640,52 +696,18 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
   }
   pDir = opendir(zDir);
   if (pDir == NULL) return osIoErr(pErr, "list folder", zDir);
-  for (;;) {
-    size_t nLen;
+  colvecOsListInit(&list, zSuffix);
+  while (rc == COLVEC_OK) {
     errno = 0;
     pEnt = readdir(pDir);
     if (pEnt == NULL) {
       if (errno != 0) rc = osIoErr(pErr, "list folder", zDir);
       break;
     }
-    nLen = strlen(pEnt->d_name);
-    if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0) {
-      continue;
-    }
-    if (nSuffix > 0 && (nLen < nSuffix || memcmp(pEnt->d_name + nLen - nSuffix,
-                                                 zSuffix, nSuffix) != 0)) {
-      continue;
-    }
-    if (nName == nAlloc) {
-      int nNew = nAlloc ? nAlloc * 2 : 16;
-      char **aNew = (char **)colvecRealloc(azName, (int64_t)nNew *
-                                                       (int64_t)sizeof(char *));
-      if (aNew == NULL) {
-        rc = COLVEC_NOMEM;
-        break;
-      }
-      azName = aNew;
-      nAlloc = nNew;
-    }
-    azName[nName] = osStrndup(pEnt->d_name, nLen);
-    if (azName[nName] == NULL) {
-      rc = COLVEC_NOMEM;
-      break;
-    }
-    nName++;
+    rc = colvecOsListAdd(&list, pEnt->d_name, strlen(pEnt->d_name));
   }
   closedir(pDir);
-  if (rc == COLVEC_NOMEM) {
-    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
-  }
-  if (rc != COLVEC_OK) {
-    colvecOsListFree(azName, nName);
-    return rc;
-  }
-  colvecOsSortNames(azName, nName);
-  *pazName = azName;
-  *pnName = nName;
-  return COLVEC_OK;
+  return colvecOsListFinish(&list, rc, zDir, pErr, pazName, pnName);
 }
 
 #endif /* !_WIN32 */

@@ -317,7 +317,22 @@ void colvecOsSetHook(const ColvecOsHook *pHook);
 ** with errno iErrno and returns COLVEC_IOERR. colvecOsStrndup copies n
 ** bytes into a NUL-terminated string from colvecMalloc (NULL on OOM).
 ** colvecOsSortNames sorts a listing by strcmp.
+**
+** A ColvecOsList collects the names of one folder listing on every
+** platform (and for memory folders): colvecOsListAdd() copies a name unless
+** it is "." or ".." or lacks the suffix (COLVEC_NOMEM when out of memory);
+** colvecOsListFinish() takes the listing's result code: on COLVEC_OK it
+** sorts the names and hands them out, else it frees them (with the
+** out-of-memory message for COLVEC_NOMEM) and returns the code.
 */
+typedef struct ColvecOsList ColvecOsList;
+struct ColvecOsList {
+  char **azName;       /* names so far (colvecMalloc), azName[0..nName) */
+  int nName;           /* names collected */
+  int nAlloc;          /* slots allocated in azName */
+  const char *zSuffix; /* only names ending in it; NULL or "" for all */
+  size_t nSuffix;      /* strlen(zSuffix), 0 for all */
+};
 int colvecOsHookBefore(int eOp, const char *zPath, const char *zPath2,
                        int64_t iArg, int64_t *pn);
 void colvecOsHookAfter(int eOp, const char *zPath, const char *zPath2,
@@ -326,5 +341,9 @@ int colvecOsErrnoErr(ColvecErr *pErr, int iErrno, const char *zOp,
                      const char *zPath);
 char *colvecOsStrndup(const char *z, size_t n);
 void colvecOsSortNames(char **azName, int nName);
+void colvecOsListInit(ColvecOsList *pList, const char *zSuffix);
+int colvecOsListAdd(ColvecOsList *pList, const char *zName, size_t nLen);
+int colvecOsListFinish(ColvecOsList *pList, int rc, const char *zDir,
+                       ColvecErr *pErr, char ***pazName, int *pnName);
 
 #endif /* COLVEC_OS_H */

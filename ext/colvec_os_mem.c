@@ -469,68 +469,31 @@ int colvecOsMemRmdir(const char *zDir, ColvecErr *pErr) {
   return rc;
 }
 
-/* strcmp of two char* for qsort(). */
-static int osMemCompare(const void *a, const void *b) {
-  return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Lists a memory folder, sorted; see colvecOsListDir(). */
 int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
                        int *pnName, ColvecErr *pErr) {
   char *z = osMemNorm(zDir, pErr);
-  size_t n, nSuffix = zSuffix ? strlen(zSuffix) : 0;
-  char **azName = NULL;
-  int nName = 0, nAlloc = 0, rc = COLVEC_OK;
+  ColvecOsList list;
+  size_t n;
+  int rc = COLVEC_OK;
   OsMemNode *p;
   *pazName = NULL;
   *pnName = 0;
   if (z == NULL) return COLVEC_NOMEM;
   n = strlen(z);
+  colvecOsListInit(&list, zSuffix);
   osMemEnter();
   p = osMemFind(z);
   if (strcmp(z, COLVEC_OS_MEMROOT) != 0 && (p == NULL || !p->bDir)) {
     rc = osMemErr(pErr, p ? ENOTDIR : ENOENT, "list folder", zDir);
   }
   for (p = osMemList; p && rc == COLVEC_OK; p = p->pNext) {
-    const char *zName = p->zPath + n + 1;
-    size_t nLen;
     if (!osMemIsBelow(p->zPath, z, n, 0)) continue;
-    nLen = strlen(zName);
-    if (nSuffix > 0 &&
-        (nLen < nSuffix || memcmp(zName + nLen - nSuffix, zSuffix, nSuffix))) {
-      continue;
-    }
-    if (nName == nAlloc) {
-      int nNew = nAlloc ? nAlloc * 2 : 16;
-      char **aNew = (char **)colvecRealloc(azName, (int64_t)nNew *
-                                                       (int64_t)sizeof(char *));
-      if (aNew == NULL) {
-        rc = COLVEC_NOMEM;
-        break;
-      }
-      azName = aNew;
-      nAlloc = nNew;
-    }
-    azName[nName] = (char *)colvecMalloc((int64_t)nLen + 1);
-    if (azName[nName] == NULL) {
-      rc = COLVEC_NOMEM;
-      break;
-    }
-    memcpy(azName[nName++], zName, nLen + 1);
+    rc = colvecOsListAdd(&list, p->zPath + n + 1, strlen(p->zPath + n + 1));
   }
   osMemLeave();
   colvecFree(z);
-  if (rc == COLVEC_NOMEM) {
-    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
-  }
-  if (rc != COLVEC_OK) {
-    colvecOsListFree(azName, nName);
-    return rc;
-  }
-  if (nName > 1) qsort(azName, (size_t)nName, sizeof(char *), osMemCompare);
-  *pazName = azName;
-  *pnName = nName;
-  return COLVEC_OK;
+  return colvecOsListFinish(&list, rc, zDir, pErr, pazName, pnName);
 }
 
 /*

@@ -633,20 +633,19 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
 */
 int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
                     int *pnName, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) {
-    *pazName = NULL;
-    *pnName = 0;
-    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
-  }
   WIN32_FIND_DATAW fd;
   HANDLE hFind;
-  char **azName = NULL, *zPattern;
+  ColvecOsList list;
+  char *zPattern;
   wchar_t *zW;
-  int nName = 0, nAlloc = 0, rc = COLVEC_OK;
-  size_t nSuffix = zSuffix ? strlen(zSuffix) : 0, nDir = strlen(zDir);
+  int rc = COLVEC_OK;
+  size_t nDir = strlen(zDir);
 
   *pazName = NULL;
   *pnName = 0;
+  if (colvecOsMemIs(zDir)) {
+    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
+  }
   {
     int iFault = colvecOsHookBefore(COLVEC_OSOP_LISTDIR, zDir, NULL, 0, NULL);
     if (iFault) return colvecOsErrnoErr(pErr, iFault, "list folder", zDir);
@@ -667,52 +666,21 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
   if (hFind == INVALID_HANDLE_VALUE) {
     return osWinIoErr(pErr, "list folder", zDir);
   }
+  colvecOsListInit(&list, zSuffix);
   do {
-    char *zName;
-    size_t nLen;
-    if (wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0) {
-      continue;
-    }
-    zName = osWinUtf8(fd.cFileName);
+    char *zName = osWinUtf8(fd.cFileName);
     if (zName == NULL) {
       rc = COLVEC_NOMEM;
       break;
     }
-    nLen = strlen(zName);
-    if (nSuffix > 0 && (nLen < nSuffix || memcmp(zName + nLen - nSuffix,
-                                                 zSuffix, nSuffix) != 0)) {
-      colvecFree(zName);
-      continue;
-    }
-    if (nName == nAlloc) {
-      int nNew = nAlloc ? nAlloc * 2 : 16;
-      char **aNew = (char **)colvecRealloc(azName, (int64_t)nNew *
-                                                       (int64_t)sizeof(char *));
-      if (aNew == NULL) {
-        colvecFree(zName);
-        rc = COLVEC_NOMEM;
-        break;
-      }
-      azName = aNew;
-      nAlloc = nNew;
-    }
-    azName[nName++] = zName;
-  } while (FindNextFileW(hFind, &fd));
+    rc = colvecOsListAdd(&list, zName, strlen(zName));
+    colvecFree(zName);
+  } while (rc == COLVEC_OK && FindNextFileW(hFind, &fd));
   if (rc == COLVEC_OK && GetLastError() != ERROR_NO_MORE_FILES) {
     rc = osWinIoErr(pErr, "list folder", zDir);
   }
   FindClose(hFind);
-  if (rc == COLVEC_NOMEM) {
-    colvecErrSet(pErr, 0, "colvec: out of memory listing \"%s\"", zDir);
-  }
-  if (rc != COLVEC_OK) {
-    colvecOsListFree(azName, nName);
-    return rc;
-  }
-  colvecOsSortNames(azName, nName);
-  *pazName = azName;
-  *pnName = nName;
-  return COLVEC_OK;
+  return colvecOsListFinish(&list, rc, zDir, pErr, pazName, pnName);
 }
 
 /*
