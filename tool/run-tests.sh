@@ -36,9 +36,22 @@ count() {
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + ${e:-0})); skip=$((skip + ${s:-0}))
 }
 
+# Adds the result of one run whose exit status is $1 and whose automake
+# summary is log $2: the log's counts when it exists, else one skip (exit
+# status 77) or one failure.
+tally() {
+  if [ -f "$2" ]; then
+    count "$2"
+  elif [ "$1" -eq 77 ]; then
+    skip=$((skip + 1))
+  else
+    fail=$((fail + 1))
+  fi
+}
+
 # Builds in folder $1 with configure flags $2.. and runs every leg there.
 run_suite() {
-  local dir=$1 leg log rc; shift
+  local dir=$1 leg log; shift
   mkdir -p "$dir"
   (cd "$dir" && "$top/configure" --enable-werror "$@" >configure.out 2>&1) \
     || { cat "$dir/configure.out"; fail=$((fail + 1)); return; }
@@ -49,14 +62,7 @@ run_suite() {
     [ "$leg" = system ] && log=$dir/test-suite.log
     rm -f "$log"
     tool/sqlite-matrix.sh -C "$dir" -j "$jobs" "$leg"
-    rc=$?
-    if [ -f "$log" ]; then
-      count "$log"
-    elif [ $rc -eq 77 ]; then
-      skip=$((skip + 1))
-    else
-      fail=$((fail + 1))
-    fi
+    tally $? "$log"
   done
 }
 
@@ -110,14 +116,7 @@ if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
   echo "== Windows (mingw-w64 + wine)"
   rm -f build/test-suite-windows.log
   tool/check-windows.sh -C build
-  rc=$?
-  if [ -f build/test-suite-windows.log ]; then
-    count build/test-suite-windows.log
-  elif [ $rc -eq 77 ]; then
-    skip=$((skip + 1))
-  else
-    fail=$((fail + 1))
-  fi
+  tally $? build/test-suite-windows.log
 fi
 for arch in $cross; do
   # The suites built for another CPU (i386 and aarch64, run under qemu):
@@ -126,14 +125,7 @@ for arch in $cross; do
   log=build/cross-$arch/test-suite.log
   rm -f "$log"
   CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
-  rc=$?
-  if [ -f "$log" ]; then
-    count "$log"
-  elif [ $rc -eq 77 ]; then
-    skip=$((skip + 1))
-  else
-    fail=$((fail + 1))
-  fi
+  tally $? "$log"
 done
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
