@@ -23,15 +23,12 @@ SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 CFLAGS_FUZZ = -std=c99 -g -O1 -Wall -Wextra -D_GNU_SOURCE -DCOLVEC_DEBUG=1 \
       -I$(SRCDIR)/include -I$(SRCDIR)/ext $(SQLITE_CFLAGS) $(SAN)
 
-CORE_SRC = colvec_mem.c colvec_distance.c colvec_distance_avx2.c \
-	colvec_distance_avx512.c colvec_distance_neon.c colvec_vector.c \
-	colvec_plan.c colvec_topk.c colvec_os.c colvec_segfile.c \
-	colvec_quant.c colvec_quant_int.c colvec_quant_bit.c colvec_hnsw.c \
-	colvec_hnsw_build.c colvec_filter.c
-MOD_SRC = colvec.c colvec_config.c colvec_value.c colvec_batch.c \
-	colvec_segment.c colvec_compact.c colvec_scan.c colvec_write.c \
-	colvec_index.c colvec_cursor.c colvec_storage.c colvec_vtab.c \
-	colvec_knn.c colvec_func.c
+# The sources, as Makefile.am lists them (its one list of each library):
+# the SQLite-free core, then the module.
+am_sources = $(shell sed -n '/^$(1) = /,/^$$/p' $(SRCDIR)/Makefile.am | \
+	grep -o 'ext/[a-z_0-9]*\.c' | sed 's|ext/||')
+CORE_SRC := $(call am_sources,libcolvec_core_la_SOURCES)
+MOD_SRC := $(call am_sources,colvec_la_SOURCES)
 
 CORE_OBJ = $(CORE_SRC:%.c=$(OUT)/obj/%.o)
 MOD_OBJ = $(MOD_SRC:%.c=$(OUT)/obj/%.o)
