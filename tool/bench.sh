@@ -16,7 +16,8 @@
 #
 # usage: tool/bench.sh [--quick] [--all | --fmnist --h2h --s1536
 #                      --s1536-variants --access --prefault --loadbench
-#                      --million --int8] [--compare OLD.so [--rounds N]]
+#                      --million --int8 --storage]
+#                      [--compare OLD.so [--rounds N]]
 #                      [--reuse] [--colvec PATH] [--engines "LIST"]
 #                      [--work DIR] [--out DIR]
 #   (no section)  --fmnist only
@@ -42,6 +43,14 @@
 #                 filtered KNN recall/latency (<out>/filters.txt)
 #   --int8        int8[128] and bit[256] columns (50k rows): indexed vs
 #                 exact (<out>/int8.txt)
+#   --storage     storage=sidecar vs storage=embedded at defaults
+#                 (Fashion-MNIST; STORAGE_SETS="fmnist s1536" adds
+#                 200k x 1536): load time, disk used, warm QPS, first answer
+#                 of a fresh copy of the database (the embedded one copied
+#                 alone, its cache rebuilt; the sidecar one with its folder)
+#                 and QPS with no cache (the embedded copy on a read-only
+#                 mount, segments read from the database; needs unshare -m);
+#                 <out>/storage.md
 #   --all         every section (not --compare)
 #   --compare OLD.so  colvec build OLD.so against the one measured, at
 #                 their defaults, on the same default tables (Fashion-MNIST;
@@ -81,7 +90,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --reuse) REUSE=(--reuse) ;;
     --all) SECTIONS="fmnist h2h s1536 s1536_variants access prefault loadbench million int8" ;;
-    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--int8)
+    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--int8|--storage)
       SECTIONS="$SECTIONS ${1#--}" ;;
     --s1536-variants) SECTIONS="$SECTIONS s1536_variants" ;;
     --synthetic) SECTIONS="$SECTIONS s1536" ;;  # older name
@@ -705,6 +714,78 @@ section_compare() {
       }
     }' "$OUT/compare.tsv" >"$OUT/compare.md"
   cat "$OUT/compare.md" >&2
+}
+
+# storage_copy SRC DST FOLDER: copies database SRC (and its <db>.load) to
+# DST, removing DST's earlier copy and folder first; with FOLDER=1 the
+# -colvec folder is copied too.
+storage_copy() {
+  rm -rf "$2" "$2-colvec" "$2-journal" "$2-wal" "$2-shm"
+  cp "$1" "$2"
+  cp "$1.load" "$2.load"
+  if [ "$3" = 1 ]; then cp -r "$1-colvec" "$2-colvec"; fi
+}
+
+# section_storage: storage=sidecar vs storage=embedded (see the usage).
+# Every row goes to <out>/storage.tsv with its step in the config label:
+# <mode> (warm, cache present), <mode>-copy (a fresh copy's first open)
+# and embedded-blob (no cache: a read-only mount).
+section_storage() {
+  local set mode src dst ro ds
+  need_colvec || return 0
+  : >"$OUT/storage.tsv"
+  for set in ${STORAGE_SETS:-fmnist}; do
+    case "$set" in
+      fmnist) ds=(--dataset fashion-mnist "${FMNIST_SIZE[@]}") ;;
+      s1536) ds=(--dataset synthetic --dim 1536 --clusters 64 --seed 1
+                 --queries 200 --n "$S1536_N") ;;
+      *) echo "bench.sh: unknown storage set $set" >&2; return 1 ;;
+    esac
+    for mode in sidecar embedded; do
+      run "storage=$mode load ($set)" cvb "${ds[@]}" --label "$mode" \
+        --options ", storage=$mode" --phase load "${REUSE[@]}"
+      run "storage=$mode warm ($set)" cvb "${ds[@]}" --label "$mode" \
+        --phase query --tsv "$OUT/storage.tsv" --md "$MD" --runs "$RUNS"
+      src=$(cvb "${ds[@]}" --label "$mode" --phase path)
+      dst=$(cvb "${ds[@]}" --label "$mode-copy" --phase path)
+      if [ "$mode" = sidecar ]; then
+        storage_copy "$src" "$dst" 1
+      else
+        storage_copy "$src" "$dst" 0
+      fi
+      run "storage=$mode first open of a copy ($set)" cvb "${ds[@]}" \
+        --label "$mode-copy" --phase query --tsv "$OUT/storage.tsv" \
+        --md "$MD" --runs "$RUNS"
+    done
+    # no cache: the embedded copy alone on a read-only mount
+    ro=$WORK/storage-ro
+    mkdir -p "$ro"
+    dst=$("$BIN/colvec-bench" --engine colvec --ext "$COLVEC_SO" \
+          --work-dir "$ro" "${ds[@]}" --label embedded-blob --phase path)
+    storage_copy "$src" "$dst" 0
+    ln -f "$WORK"/gt-*.bin "$ro"/ 2>/dev/null || cp "$WORK"/gt-*.bin "$ro"/
+    run "storage=embedded, no cache ($set)" unshare -m --propagation private \
+      bash -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" &&
+               shift && exec "$@"' _ "$ro" \
+      "$BIN/colvec-bench" --engine colvec --ext "$COLVEC_SO" \
+      --work-dir "$ro" "${ds[@]}" --label embedded-blob --phase query \
+      --tsv "$OUT/storage.tsv" --md "$MD" --runs "$RUNS"
+  done
+  cat "$OUT/storage.tsv" >>"$TSV"
+  # columns: 2 config, 3 dataset, 10 load_s, 12 disk_mb, 15 first_ms,
+  # 16 qps, 17 p50_ms, 19 recall
+  awk -F'\t' 'BEGIN {
+      print "| data set | storage | step | load s | disk MB | first answer ms | QPS | p50 ms | recall@10 |"
+      print "|---|---|---|--:|--:|--:|--:|--:|--:|" }
+    $1 == "engine" { next }
+    { m = $2; st = "warm (cache present)"
+      if (m ~ /-copy$/) { sub(/-copy$/, "", m)
+        st = (m == "embedded") ? "fresh copy of the database alone (cache rebuilt)" : "fresh copy with its folder" }
+      if (m ~ /-blob$/) { sub(/-blob$/, "", m); st = "no cache (read-only mount: read from the database)" }
+      printf "| %s | %s | %s | %.0f | %.0f | %.1f | %.0f | %.3f | %.4f |\n",
+             $3, m, st, $10, $12, $15, $16, $17, $19 }' \
+    "$OUT/storage.tsv" >"$OUT/storage.md"
+  cat "$OUT/storage.md" >&2
 }
 
 for sec in $SECTIONS; do

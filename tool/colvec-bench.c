@@ -13,6 +13,7 @@
 ** records its load figures in <db>.load; `query` (a fresh process) reopens it,
 ** so its peak RSS is that of querying alone and its first_ms is the time from
 ** opening to the first answer. `all` (default) does both in one process.
+** `path` prints the database path the other phases use, and exits.
 **
 ** Build: gcc -O2 -std=c99 -D_GNU_SOURCE tool/colvec-bench.c tool/bench_data.c
 **        $(pkg-config --cflags --libs sqlite3) -lz -lm -o colvec-bench
@@ -47,7 +48,7 @@ struct BenchOpts {
   const char *zLabel;       /* config label for reports; NULL = zOptions */
   const char *zTsv;         /* TSV file to append to, or NULL */
   const char *zMd;          /* Markdown file to append to, or NULL */
-  const char *zPhase;       /* "load", "query" or "all" */
+  const char *zPhase;       /* "load", "query", "all" or "path" */
   int nK;                   /* k of every query */
   int aEf[BENCH_MAX_SWEEP]; /* ef values to sweep; 0 = engine default */
   int nEf;                  /* entries in aEf */
@@ -88,7 +89,8 @@ static void benchUsage(void) {
           "20)\n"
           "  --runs N           timed passes per configuration, fastest kept"
           " (default 1)\n"
-          "  --phase load|query|all   (default all)\n"
+          "  --phase load|query|all|path   (default all; path: print the\n"
+          "                     database path and exit)\n"
           "  --reuse            load phase: keep an existing database "
           "(<db>.load)\n"
           "  --evict            before the query phase, drop the database"
@@ -202,7 +204,8 @@ static void benchParseArgs(int argc, char **argv, BenchOpts *pOpts,
       pOpts->nEf == 0 || pOpts->nOs == 0 ||
       (strcmp(pOpts->zPhase, "load") != 0 &&
        strcmp(pOpts->zPhase, "query") != 0 &&
-       strcmp(pOpts->zPhase, "all") != 0)) {
+       strcmp(pOpts->zPhase, "all") != 0 &&
+       strcmp(pOpts->zPhase, "path") != 0)) {
     benchUsage();
   }
   if (pOpts->eEngine == BENCH_ENGINE_SQLITEVEC) {
@@ -612,6 +615,18 @@ int main(int argc, char **argv) {
   bLoad = strcmp(opts.zPhase, "query") != 0;
   bQuery = strcmp(opts.zPhase, "load") != 0;
   mkdir(spec.zWork, 0777);
+  if (strcmp(opts.zPhase, "path") == 0) {
+    /* --phase path: print the database path and stop */
+    if (benchDataLoad(&spec, 0, &data, zErr, sizeof(zErr))) {
+      fprintf(stderr, "colvec-bench: %s\n", zErr);
+      benchDataFree(&data);
+      return 1;
+    }
+    benchDbPath(&opts, &spec, &data, zDb, sizeof(zDb));
+    printf("%s\n", zDb);
+    benchDataFree(&data);
+    return 0;
+  }
   if (benchDataLoad(&spec, bLoad, &data, zErr, sizeof(zErr)) ||
       benchGroundTruth(&spec, &data, &truth, zErr, sizeof(zErr))) {
     fprintf(stderr, "colvec-bench: %s\n", zErr);
