@@ -33,6 +33,9 @@
 # -sWASM_ASYNC_COMPILATION=0: emscripten 3.1.6 otherwise loads the .wasm
 # with fetch(), which node 18 and later define but cannot use on a path.
 #
+# Environment: EMCC (the compiler, default emcc), CI (true: a missing tool
+# or amalgamation fails).
+#
 # Writes BUILDDIR/test-suite-wasm.log (automake's summary lines) and prints
 # one PASS/FAIL line per program. Exit status 0 when all passed, 1 on a
 # failure, 77 when emscripten, node or the amalgamation is missing (1 under
