@@ -101,27 +101,40 @@ t0=$(date +%s)
 # The newest header: an object older than it is compiled again.
 newest_h=$(ls -t "$top"/ext/*.h "$top"/include/*.h | head -1)
 
-# Compiles C file $1 to object $2 with extra flags $3.. when $2 is older.
+# Compiles C file $1 to object $2 with flags $3.. when $2 is older than $1
+# or than the newest header.
 compile() {
   local src=$1 obj=$2; shift 2
   if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
-    # shellcheck disable=SC2086
-    nice -n 10 "$emcc" $cflags "$@" -c "$src" -o "$obj" ||
+    nice -n 10 "$emcc" "$@" -c "$src" -o "$obj" ||
       { say "compiling $src failed"; return 1; }
   fi
+}
+
+# Links program $1 with flags $2.. (objects included) when an object is
+# newer than it or it does not exist.
+link() {
+  local prog=$1 a; shift
+  for a in "$@"; do
+    case $a in *.o) [ "$a" -nt "$prog" ] && rm -f "$prog" ;; esac
+  done
+  [ -f "$prog" ] && return 0
+  nice -n 10 "$emcc" "$@" -o "$prog" || { say "linking $prog failed"; return 1; }
 }
 
 objs=()
 for f in $core; do
   case $f in *.c) ;; *) continue ;; esac
   o=$out/obj/$(basename "$f" .c).o
-  compile "$top/$f" "$o" || exit 1
+  # shellcheck disable=SC2086
+  compile "$top/$f" "$o" $cflags || exit 1
   objs+=("$o")
 done
 for f in $module; do
   case $f in *.c) ;; *) continue ;; esac
   o=$out/obj/mod_$(basename "$f" .c).o
-  compile "$top/$f" "$o" -DSQLITE_CORE -I"$sqlitesrc" || exit 1
+  # shellcheck disable=SC2086
+  compile "$top/$f" "$o" $cflags -DSQLITE_CORE -I"$sqlitesrc" || exit 1
   objs+=("$o")
 done
 if [ ! -f "$out/obj/sqlite3.o" ] || [ "$sqlitesrc/sqlite3.c" -nt "$out/obj/sqlite3.o" ]; then
@@ -131,23 +144,24 @@ if [ ! -f "$out/obj/sqlite3.o" ] || [ "$sqlitesrc/sqlite3.c" -nt "$out/obj/sqlit
     && mv "$out/obj/sqlite3.o.tmp" "$out/obj/sqlite3.o" \
     || { say "compiling sqlite3.c failed"; exit 1; }
 fi
-compile "$top/test/sql_session.c" "$out/obj/sql_session.o" -I"$sqlitesrc" || exit 1
 # shellcheck disable=SC2086
-if ! nice -n 10 "$emcc" -std=c99 -O2 -Wall -Wextra -pedantic -Werror -DSQLITE_CORE \
-     -DSQLITE_THREADSAFE=0 -DCOLVEC_OMIT_THREADS \
-     -I"$sqlitesrc" -c "$builddir/colvec.c" -o "$out/obj/amalg_colvec.o" ||
-   ! nice -n 10 "$emcc" -std=c99 -O2 -Wall -Wextra -pedantic -Werror \
-     -I"$sqlitesrc" -I"$builddir" -c "$top/test/amalg_app.c" -o "$out/obj/amalg_app.o"; then
-  say "compiling colvec.c or amalg_app.c failed"; exit 1
-fi
+compile "$top/test/sql_session.c" "$out/obj/sql_session.o" $cflags -I"$sqlitesrc" || exit 1
+# the amalgamation as an app compiles it: its own feature macros, -pedantic
+amalg="-std=c99 -O2 -Wall -Wextra -pedantic -Werror -I$sqlitesrc"
 # shellcheck disable=SC2086
-nice -n 10 "$emcc" $ldflags -sNODERAWFS=1 -o "$out/sql_session-rawfs.js" \
-  "$out/obj/sql_session.o" "${objs[@]}" "$out/obj/sqlite3.o" -lm &&
-  nice -n 10 "$emcc" $ldflags -o "$out/sql_session-memfs.js" \
-  "$out/obj/sql_session.o" "${objs[@]}" "$out/obj/sqlite3.o" -lm &&
-  nice -n 10 "$emcc" $ldflags -sNODERAWFS=1 -o "$out/amalg_app-rawfs.js" \
-  "$out/obj/amalg_app.o" "$out/obj/amalg_colvec.o" "$out/obj/sqlite3.o" -lm ||
-  { say "linking failed"; exit 1; }
+compile "$builddir/colvec.c" "$out/obj/amalg_colvec.o" $amalg -DSQLITE_CORE \
+  -DSQLITE_THREADSAFE=0 -DCOLVEC_OMIT_THREADS || exit 1
+# shellcheck disable=SC2086
+compile "$top/test/amalg_app.c" "$out/obj/amalg_app.o" $amalg -I"$builddir" || exit 1
+# shellcheck disable=SC2086
+link "$out/sql_session-rawfs.js" $ldflags -sNODERAWFS=1 \
+  "$out/obj/sql_session.o" "${objs[@]}" "$out/obj/sqlite3.o" -lm || exit 1
+# shellcheck disable=SC2086
+link "$out/sql_session-memfs.js" $ldflags \
+  "$out/obj/sql_session.o" "${objs[@]}" "$out/obj/sqlite3.o" -lm || exit 1
+# shellcheck disable=SC2086
+link "$out/amalg_app-rawfs.js" $ldflags -sNODERAWFS=1 \
+  "$out/obj/amalg_app.o" "$out/obj/amalg_colvec.o" "$out/obj/sqlite3.o" -lm || exit 1
 t1=$(date +%s)
 echo "check-wasm: built 3 programs in $((t1 - t0)) s"
 
