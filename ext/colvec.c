@@ -14,7 +14,7 @@ static void *colvecSqliteRealloc(void *p, uint64_t n) {
 static void colvecSqliteFree(void *p) { sqlite3_free(p); }
 
 /*
-** Enter and leave SQLITE_MUTEX_STATIC_MAIN; see colvecInt.h. A SQLite built
+** Enters SQLITE_MUTEX_STATIC_MAIN; see colvecInt.h. A SQLite built
 ** with SQLITE_THREADSAFE=0 has no mutexes: its sqlite3_mutex_*() functions
 ** are not defined (a static link fails) and the API table a loaded
 ** extension is handed holds NULL in their place. colvec compiled with
@@ -29,6 +29,8 @@ void colvecMainMutexEnter(void) {
   }
 #endif
 }
+
+/* Leaves SQLITE_MUTEX_STATIC_MAIN (the pair of colvecMainMutexEnter()). */
 void colvecMainMutexLeave(void) {
 #if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE
   if (sqlite3_threadsafe()) {
