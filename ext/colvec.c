@@ -14,6 +14,32 @@ static void *colvecSqliteRealloc(void *p, uint64_t n) {
 static void colvecSqliteFree(void *p) { sqlite3_free(p); }
 
 /*
+** Enters SQLITE_MUTEX_STATIC_MAIN; see colvecInt.h. A SQLite built
+** with SQLITE_THREADSAFE=0 has no mutexes: its sqlite3_mutex_*() functions
+** are not defined (a static link fails) and the API table a loaded
+** extension is handed holds NULL in their place. colvec compiled with
+** SQLITE_THREADSAFE=0 (the flag of the SQLite it is linked with) makes no
+** call; otherwise the calls are made only when sqlite3_threadsafe() says
+** the library has mutexes.
+*/
+void colvecMainMutexEnter(void) {
+#if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE
+  if (sqlite3_threadsafe()) {
+    sqlite3_mutex_enter(sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN));
+  }
+#endif
+}
+
+/* Leaves SQLITE_MUTEX_STATIC_MAIN (the pair of colvecMainMutexEnter()). */
+void colvecMainMutexLeave(void) {
+#if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE
+  if (sqlite3_threadsafe()) {
+    sqlite3_mutex_leave(sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN));
+  }
+#endif
+}
+
+/*
 ** Connections that have colvec registered. Loading the extension twice into
 ** one connection must be a no-op: registering the SQL functions again while
 ** the loading statement runs fails with SQLITE_BUSY. Asking the connection
@@ -32,22 +58,20 @@ static ColvecLoaded *loadedList =
 
 /* Returns non-zero when connection db is in the list. */
 static int colvecIsLoaded(sqlite3 *db) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
   ColvecLoaded *p;
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   for (p = loadedList; p && p->db != db; p = p->pNext) {
   }
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
   return p != NULL;
 }
 
 /* Adds entry p to the list. */
 static void colvecLoadedAdd(ColvecLoaded *p) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   p->pNext = loadedList;
   loadedList = p;
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
 }
 
 /*
@@ -56,16 +80,15 @@ static void colvecLoadedAdd(ColvecLoaded *p) {
 ** file kept in memory.
 */
 static void colvecLoadedRemove(void *pArg) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
   ColvecLoaded **pp;
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   for (pp = &loadedList; *pp; pp = &(*pp)->pNext) {
     if (*pp == (ColvecLoaded *)pArg) {
       *pp = (*pp)->pNext;
       break;
     }
   }
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
   colvecSegMemRelease(((ColvecLoaded *)pArg)->db);
   sqlite3_free(pArg);
 }

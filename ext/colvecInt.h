@@ -44,6 +44,18 @@ int colvecCorruptError(int iLine);
 #endif
 
 /*************************************************************************
+** Interface to code in colvec.c (the entry point)
+*/
+
+/*
+** Enter and leave SQLITE_MUTEX_STATIC_MAIN, which guards the process-wide
+** lists of connections (colvec.c) and open tables (colvec_vtab.c). No-ops
+** with a SQLite that has no mutexes (built with SQLITE_THREADSAFE=0).
+*/
+void colvecMainMutexEnter(void);
+void colvecMainMutexLeave(void);
+
+/*************************************************************************
 ** Interface to code in colvec_config.c (CREATE arguments)
 */
 

@@ -45,39 +45,36 @@ static ColvecVtab *vtabOpenList = NULL;
 
 /* Adds pTab to the open-table list. */
 static void vtabListAdd(ColvecVtab *pTab) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   pTab->pNextOpen = vtabOpenList;
   vtabOpenList = pTab;
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
 }
 
 /* Removes pTab from the open-table list (a no-op when it is not there). */
 static void vtabListRemove(ColvecVtab *pTab) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
   ColvecVtab **pp;
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   for (pp = &vtabOpenList; *pp; pp = &(*pp)->pNextOpen) {
     if (*pp == pTab) {
       *pp = pTab->pNextOpen;
       break;
     }
   }
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
 }
 
 /* Finds a connected table; see colvecInt.h. */
 ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab) {
-  sqlite3_mutex *pMutex = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN);
   ColvecVtab *p;
-  sqlite3_mutex_enter(pMutex);
+  colvecMainMutexEnter();
   for (p = vtabOpenList; p; p = p->pNextOpen) {
     if (p->db == db && sqlite3_stricmp(p->pConfig->zDb, zDb) == 0 &&
         sqlite3_stricmp(p->pConfig->zName, zTab) == 0) {
       break;
     }
   }
-  sqlite3_mutex_leave(pMutex);
+  colvecMainMutexLeave();
   return p;
 }
 

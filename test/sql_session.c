@@ -3,14 +3,16 @@
 ** on any platform: the module linked statically (-DSQLITE_CORE) and
 ** registered with sqlite3_auto_extension(). `make check` runs it against
 ** the system SQLite; `make check-windows` cross-compiles it with SQLite's
-** amalgamation and runs it under wine.
+** amalgamation and runs it under wine, `make check-wasm` compiles it to
+** WebAssembly with emscripten and runs it under node.
 **
 ** The session, in a database whose name is not ASCII (UTF-8 → UTF-16 on
 ** Windows): create, bulk and row inserts (segments with and without a
 ** graph, a delta), KNN against a brute force over a plain model table,
 ** filtered KNN, delete, update, optimize, integrity-check (the command and
-** PRAGMA integrity_check), close and reopen, DROP; a table of an in-memory
-** database (segments in a private temporary folder); and the deferred
+** PRAGMA integrity_check), close and reopen, DROP; a table with
+** access=file (segments read, never mapped); a table of an in-memory
+** database (segments in memory folders); and the deferred
 ** delete: while a second connection maps the segments an optimize dropped,
 ** commits succeed, and on Windows the files stay (named by trash rows, so
 ** integrity-check passes) until nothing maps them, when the next commit
@@ -379,7 +381,54 @@ static void sFileSession(const char *zDir) {
   sqlite3_free(zDb);
 }
 
-/* A table of an in-memory database: segments in a temporary folder. */
+/*
+** A table with access=file (segments read with pread into buffers, never
+** mapped) on a file database in folder zDir: KNN before and after a delete,
+** the same answers after reopening, integrity-check, DROP.
+*/
+static void sAccessFileSession(const char *zDir) {
+  char *zDb = sqlite3_mprintf("%s" COLVEC_OS_SEP "access-file.db", zDir);
+  char *zRoot = sqlite3_mprintf("%s-colvec", zDb);
+  sqlite3 *db;
+  char *zSeg;
+  long long aBefore[10], aAfter[10];
+  int i;
+
+  colvecOsRemoveTree(zRoot, NULL);
+  colvecOsUnlink(zDb, NULL);
+  db = sOpen(zDb);
+  S_EXEC(db, "CREATE TABLE model(id INTEGER PRIMARY KEY, emb BLOB, cat TEXT)");
+  S_EXEC(db, "CREATE VIRTUAL TABLE docs USING colvec(emb float[8], cat text, "
+             "n integer, delta_rows=100, access=file)");
+  zSeg = sFolder(db);
+  S_EXEC(db, "BEGIN");
+  sInsert(db, 1, 900);
+  S_EXEC(db, "COMMIT");
+  S_CHECK(sSegFiles(zSeg) >= 1);
+  for (i = 0; i < 4; i++)
+    sKnn(db, 3 + i * 211, i & 1, aBefore);
+  S_EXEC(db, "BEGIN");
+  S_EXEC(db, "DELETE FROM docs WHERE rowid % 5 = 0");
+  S_EXEC(db, "DELETE FROM model WHERE id % 5 = 0");
+  S_EXEC(db, "COMMIT");
+  sKnn(db, 44, 0, aBefore);
+  sIntegrity(db);
+  S_EQ(sqlite3_close(db), SQLITE_OK);
+  db = sOpen(zDb);
+  sKnn(db, 44, 0, aAfter);
+  for (i = 0; i < 10; i++)
+    S_EQ(aBefore[i], aAfter[i]);
+  S_EXEC(db, "DROP TABLE docs");
+  S_EQ(colvecOsKind(zSeg), COLVEC_OS_NONE);
+  S_EQ(sqlite3_close(db), SQLITE_OK);
+  colvecOsRemoveTree(zRoot, NULL);
+  colvecOsUnlink(zDb, NULL);
+  sqlite3_free(zSeg);
+  sqlite3_free(zRoot);
+  sqlite3_free(zDb);
+}
+
+/* A table of an in-memory database: segments in memory folders. */
 static void sMemorySession(void) {
   sqlite3 *db = sOpen(":memory:");
   long long aHit[10];
@@ -407,10 +456,13 @@ int main(int argc, char **argv) {
     S_FAIL("sqlite3_auto_extension failed");
   }
   sFileSession(zDir);
+  sAccessFileSession(zDir);
   sMemorySession();
   printf("sql_session: ok (SQLite %s, %s)\n", sqlite3_libversion(),
 #if defined(_WIN32)
          "Windows"
+#elif defined(__EMSCRIPTEN__)
+         "WebAssembly (emscripten)"
 #else
          "POSIX"
 #endif

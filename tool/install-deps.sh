@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages colvec needs to build and
 # test, when they are missing. Runs apt-get as root (or through sudo).
-# Usage: tool/install-deps.sh [--cross] [PACKAGE ...]
+# Usage: tool/install-deps.sh [--cross] [--wasm] [PACKAGE ...]
 #   --cross  also what `make check-aarch64` and `make check-i386` need
 #            (tool/cross-check.sh): the aarch64 and i686 cross compilers,
 #            qemu-user, and the :arm64 and :i386 multiarch libraries (the
 #            architectures are added to dpkg first)
+#   --wasm   also what `make check-wasm` needs (tool/check-wasm.sh):
+#            emscripten (about 900 MB installed, with clang-14, lld-14,
+#            binaryen and node-acorn)
 set -euo pipefail
 cross=()
-if [ "${1:-}" = --cross ]; then
-  shift
-  cross=(gcc-aarch64-linux-gnu gcc-i686-linux-gnu qemu-user)
-  for a in arm64 i386; do
-    cross+=("libsqlite3-dev:$a" "check:$a" "libtcl8.6:$a" "tcl8.6-dev:$a")
-  done
-fi
+wasm=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cross)
+      cross=(gcc-aarch64-linux-gnu gcc-i686-linux-gnu qemu-user)
+      for a in arm64 i386; do
+        cross+=("libsqlite3-dev:$a" "check:$a" "libtcl8.6:$a" "tcl8.6-dev:$a")
+      done
+      shift ;;
+    --wasm) wasm=(emscripten); shift ;;
+    *) break ;;
+  esac
+done
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
-      "${cross[@]}" "$@")
+      "${cross[@]}" "${wasm[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
