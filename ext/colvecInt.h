@@ -94,12 +94,13 @@ struct ColvecConfig {
   int ePrefault;      /* prefault=none|willneed|populate */
   int nBuildThread;   /* build_threads=N for HNSW builds */
   int eStorage;       /* storage=sidecar|embedded given at CREATE
-                      ** (COLVEC_STORAGE_*); T_config decides afterwards */
+                      ** (COLVEC_STORAGE_*); the stored format decides
+                      ** afterwards */
 };
 
 /* Values of ColvecConfig.eStorage. */
 #define COLVEC_STORAGE_SIDECAR 0  /* segment files only (the default) */
-#define COLVEC_STORAGE_EMBEDDED 1 /* also their bytes in T_segdata */
+#define COLVEC_STORAGE_EMBEDDED 1 /* also their bytes in the database */
 
 /* Default of the delta_rows table option. */
 #define COLVEC_DEFAULT_DELTA_ROWS 1000
@@ -584,14 +585,15 @@ int colvecSegParseName(const char *zName, int64_t *piSegid);
 
 /*
 ** Embedded tables: rewrites the cache file of segment iSegid from
-** T_segdata (after a section checksum failed), first dropping every handle
+** the stored bytes (after a section checksum failed), first dropping every
+*handle
 ** of the set (the caller refreshes it). Returns SQLITE_OK or an error with
 ** *pzErr set.
 */
 int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 
 /*
-** Embedded tables: checks the bytes T_segdata holds for live segment h
+** Embedded tables: checks the bytes the database holds for live segment h
 ** against its manifest row and the table's layout, and every section
 ** checksum, from a memory copy (pInt may stop it). Returns SQLITE_OK, or an
 ** error with *pzErr set (COLVEC_CORRUPT_VTAB for bad bytes).
@@ -627,7 +629,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 
 /*
 ** Stores the bytes of finished segment file zPath as segment iSegid's
-** chunks in T_segdata (an embedded table), inside the current transaction.
+** chunks in the database (an embedded table), inside the current transaction.
 ** Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
@@ -873,12 +875,12 @@ int colvecTickError(char **pzErr);
 /* Version of the shadow-table format of a sidecar table. */
 #define COLVEC_FORMAT_VERSION 1
 
-/* Version of the format of an embedded table (T_segdata holds the bytes
+/* Version of the format of an embedded table (the database holds the bytes
 ** of every live segment): colvec builds that know only format 1 refuse to
 ** open it, so none writes a segment without its bytes. */
 #define COLVEC_FORMAT_EMBEDDED 2
 
-/* Bytes per T_segdata row (the last chunk of a segment is shorter). */
+/* Bytes per stored chunk (the last chunk of a segment is shorter). */
 #define COLVEC_EMBED_CHUNK (1 << 20)
 
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
@@ -1010,7 +1012,7 @@ int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
                               sqlite3_int64 iGen, char **pzErr);
 
 /*
-** Returns 1 when the table is embedded (T_config.version is
+** Returns 1 when the table is embedded (its format version is
 ** COLVEC_FORMAT_EMBEDDED), 0 when not, or a negative SQLite error code.
 ** Read each time (one cached statement): another connection may have
 ** converted the table. Called by writes of segments and when a segment
@@ -1019,7 +1021,7 @@ int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
 int colvecStorageEmbedded(ColvecStorage *p);
 
 /*
-** Stores chunk iChunk (n bytes at a) of segment iSegid in T_segdata.
+** Stores chunk iChunk (n bytes at a) of segment iSegid.
 ** Returns SQLITE_OK or an error with *pzErr set (not for SQLITE_NOMEM).
 */
 int colvecStorageSegDataAdd(ColvecStorage *p, sqlite3_int64 iSegid,
@@ -1038,9 +1040,9 @@ int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
                              void *pCtx, char **pzErr);
 
 /*
-** Switches the table to embedded (bEmbed: creates T_segdata if needed and
+** Switches the table to embedded (bEmbed: creates the chunk table if needed,
 ** sets the format version; the caller stores the live segments' bytes) or
-** to sidecar (deletes every T_segdata row, sets format 1). Inside the
+** to sidecar (deletes every chunk, sets format 1). Inside the
 ** current transaction. Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecStorageSetEmbedded(ColvecStorage *p, int bEmbed, char **pzErr);

@@ -130,7 +130,7 @@ static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
   return SQLITE_OK;
 }
 
-/* Stores a segment file's bytes in T_segdata; see colvecInt.h. */
+/* Stores a segment file's bytes in the database; see colvecInt.h. */
 int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
                        const char *zPath, char **pzErr) {
   ColvecFile *pFile = NULL;

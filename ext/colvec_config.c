@@ -25,7 +25,7 @@
 **                                 the cores, 1 to 4)
 **   storage=sidecar|embedded      whether segment bytes are also kept in
 **                                 the database (read at CREATE only: the
-**                                 table's T_config decides afterwards)
+**                                 table's stored format decides after)
 **
 ** sqlite-vec's other forms are refused with a message that says what to
 ** write instead: `+name type` (auxiliary), `name type primary key`, `name

@@ -374,7 +374,8 @@ int colvecSegReadRc(int rc, int iErrno) {
 }
 
 /*************************************************************************
-** Embedded tables: the segment files are a cache of T_segdata.
+** Embedded tables: the segment files are a cache of the bytes the
+** database holds (colvecStorageSegDataRead).
 */
 
 /* Where the chunks of a segment being restored go (segRestoreChunk). */
@@ -408,11 +409,11 @@ static int segRestoreChunk(void *pCtx, sqlite3_int64 iChunk, const void *a,
 }
 
 /*
-** Writes the bytes T_segdata holds for segment iSegid to file zTmp
+** Writes the bytes the database holds for segment iSegid to file zTmp
 ** (created; it must not exist when bExcl), syncing it unless bNoSync.
 ** Returns SQLITE_OK; SQLITE_IOERR with *pbOs set when the operating system
 ** refused a call (the caller may try elsewhere); or another error with
-** *pzErr set: COLVEC_CORRUPT_VTAB when T_segdata has no or broken chunks.
+** *pzErr set: COLVEC_CORRUPT_VTAB when there are no or broken chunks.
 ** zTmp is removed on failure.
 */
 static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
@@ -436,8 +437,8 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
   if (rc == COLVEC_CORRUPT_VTAB && *pzErr == NULL) {
     *pzErr = sqlite3_mprintf(
         "colvec: segment %lld of table %s: its file is missing or damaged "
-        "and %s_segdata does not hold its bytes: the table is damaged",
-        (long long)iSegid, pC->zName, pC->zName);
+        "and the database does not hold its bytes: the table is damaged",
+        (long long)iSegid, pC->zName);
   }
   if (rc == SQLITE_OK && colvecOsSync(r.pFile, &r.err) != COLVEC_OK) {
     r.bWriteErr = 1;
@@ -456,7 +457,7 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
 
 /*
 ** Rebuilds the cache file of segment iSegid of an embedded table from
-** T_segdata: into the table's folder (a unique NNNNNN.seg.<hex>.tmp,
+** the stored bytes: into the table's folder (a unique NNNNNN.seg.<hex>.tmp,
 ** synced, renamed over NNNNNN.seg, folder synced; processes rebuilding at
 ** once write identical bytes), or, when the folder cannot be made or
 ** written (read-only media, permissions), into a memory file of the
@@ -569,7 +570,7 @@ static int segHandleOpenFile(ColvecSegTable *p, ColvecSegHandle *h,
 ** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
 ** segMissing for a file that does not exist). For an embedded table a
 ** file that is missing or fails the checks is a stale cache: it is
-** rebuilt from T_segdata (segRestore) and opened again, once.
+** rebuilt from the stored bytes (segRestore) and opened again, once.
 */
 static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
                          int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
@@ -647,11 +648,10 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
     } else if (rc == COLVEC_NOMEM) {
       rc = SQLITE_NOMEM;
     } else if (rc != COLVEC_OK) {
-      *pzErr =
-          sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
-                          "%s_segdata holds for segment %lld are "
-                          "damaged: %s",
-                          pC->zName, pC->zName, (long long)h->iSegid, err.zMsg);
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
+                               "the database holds for segment %lld are "
+                               "damaged: %s",
+                               pC->zName, (long long)h->iSegid, err.zMsg);
       rc = COLVEC_CORRUPT_VTAB;
     }
     colvecSegClose(pSeg);
