@@ -17,6 +17,7 @@ if [ "${1:-}" = --cross ]; then
 fi
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
+      e2fsprogs \
       "${cross[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
