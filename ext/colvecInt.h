@@ -105,7 +105,14 @@ struct ColvecConfig {
   int eAccess;        /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
   int ePrefault;      /* prefault=none|willneed|populate */
   int nBuildThread;   /* build_threads=N for HNSW builds */
+  int eStorage;       /* storage=sidecar|embedded given at CREATE
+                      ** (COLVEC_STORAGE_*); the stored format decides
+                      ** afterwards */
 };
+
+/* Values of ColvecConfig.eStorage. */
+#define COLVEC_STORAGE_SIDECAR 0  /* segment files only (the default) */
+#define COLVEC_STORAGE_EMBEDDED 1 /* also their bytes in the database */
 
 /* Default of the delta_rows table option. */
 #define COLVEC_DEFAULT_DELTA_ROWS 1000
@@ -580,6 +587,32 @@ int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
 */
 int colvecSegReadRc(int rc, int iErrno);
 
+/*
+** Parses a segment file's name: "NNNNNN.seg", the writer's "NNNNNN.seg.tmp"
+** or a cache rebuild's "NNNNNN.seg.<hex>.tmp" (digits, at most 16 hex
+** digits). Returns 1 with *piSegid set, or 0 for any other name (not
+** colvec's to delete).
+*/
+int colvecSegParseName(const char *zName, int64_t *piSegid);
+
+/*
+** Embedded tables: rewrites the cache file of segment iSegid from
+** the stored bytes (after a section checksum failed), first dropping every
+*handle
+** of the set (the caller refreshes it). Returns SQLITE_OK or an error with
+** *pzErr set.
+*/
+int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
+
+/*
+** Embedded tables: checks the bytes the database holds for live segment h
+** against its manifest row and the table's layout, and every section
+** checksum, from a memory copy (pInt may stop it). Returns SQLITE_OK, or an
+** error with *pzErr set (COLVEC_CORRUPT_VTAB for bad bytes).
+*/
+int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
+                       const ColvecInterrupt *pInt, char **pzErr);
+
 /* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
 char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 
@@ -605,6 +638,25 @@ char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 */
 int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        const ColvecSource *aSrc, int nSrc, char **pzErr);
+
+/*
+** Stores the bytes of finished segment file zPath as segment iSegid's
+** chunks in the database (an embedded table), inside the current transaction.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
+                       const char *zPath, char **pzErr);
+
+/*
+** The 'embed' (bEmbed) and 'sidecar' commands: switches the table's storage
+** inside the current transaction. Embedding stores the bytes of every live
+** segment; going back to sidecar first makes sure every live segment has
+** its file (rebuilding missing ones), then deletes the bytes. Nothing
+** happens when the table already has that storage. Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                         int bEmbed, char **pzErr);
 
 /*
 ** Size-tiered merging: while some tier (segments of 4^t..4^(t+1) times
@@ -832,11 +884,19 @@ int colvecTickStop(void *p);
  */
 int colvecTickError(char **pzErr);
 
-/* Version of the shadow-table format written by this build. */
+/* Version of the shadow-table format of a sidecar table. */
 #define COLVEC_FORMAT_VERSION 1
 
+/* Version of the format of an embedded table (the database holds the bytes
+** of every live segment): colvec builds that know only format 1 refuse to
+** open it, so none writes a segment without its bytes. */
+#define COLVEC_FORMAT_EMBEDDED 2
+
+/* Bytes per stored chunk (the last chunk of a segment is shorter). */
+#define COLVEC_EMBED_CHUNK (1 << 20)
+
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
-#define COLVEC_STORAGE_NSTMT 20
+#define COLVEC_STORAGE_NSTMT 24
 
 /* Conflict handling of an insert. */
 typedef enum ColvecConflict {
@@ -962,6 +1022,42 @@ int colvecStorageManifestAdd(ColvecStorage *p, sqlite3_int64 iSegid,
 */
 int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
                               sqlite3_int64 iGen, char **pzErr);
+
+/*
+** Returns 1 when the table is embedded (its format version is
+** COLVEC_FORMAT_EMBEDDED), 0 when not, or a negative SQLite error code.
+** Read each time (one cached statement): another connection may have
+** converted the table. Called by writes of segments and when a segment
+** file cannot be used, never per query.
+*/
+int colvecStorageEmbedded(ColvecStorage *p);
+
+/*
+** Stores chunk iChunk (n bytes at a) of segment iSegid.
+** Returns SQLITE_OK or an error with *pzErr set (not for SQLITE_NOMEM).
+*/
+int colvecStorageSegDataAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                            sqlite3_int64 iChunk, const void *a, int n,
+                            char **pzErr);
+
+/*
+** Calls xChunk(pCtx, chunk number, bytes, size) for every chunk of segment
+** iSegid in order; the bytes are valid during the call only. A non-OK
+** return from xChunk stops the walk and is returned. Returns SQLITE_OK or
+** an error with *pzErr set (not for SQLITE_NOMEM or xChunk's own errors).
+*/
+int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
+                             int (*xChunk)(void *, sqlite3_int64, const void *,
+                                           int),
+                             void *pCtx, char **pzErr);
+
+/*
+** Switches the table to embedded (bEmbed: creates the chunk table if needed,
+** sets the format version; the caller stores the live segments' bytes) or
+** to sidecar (deletes every chunk, sets format 1). Inside the
+** current transaction. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecStorageSetEmbedded(ColvecStorage *p, int bEmbed, char **pzErr);
 
 /*
 ** Calls xSeg(pCtx, segid, nrow, cksum, pzErr) for each live segment, in

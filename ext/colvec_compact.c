@@ -130,6 +130,62 @@ static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
   return SQLITE_OK;
 }
 
+/* Stores a segment file's bytes in the database; see colvecInt.h. */
+int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
+                       const char *zPath, char **pzErr) {
+  ColvecFile *pFile = NULL;
+  uint8_t *aBuf = NULL;
+  int64_t nByte = 0, iOff;
+  ColvecErr err;
+  int rc;
+  err.zMsg[0] = 0;
+  rc = colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
+  if (rc == COLVEC_OK) rc = colvecOsFileSize(pFile, &nByte, &err);
+  if (rc != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    rc = colvecSegReadRc(rc, err.iErrno);
+  } else {
+    aBuf = sqlite3_malloc64(COLVEC_EMBED_CHUNK);
+    if (aBuf == NULL) rc = SQLITE_NOMEM;
+  }
+  /* the file was just written or opened: its pages are in the page cache */
+  for (iOff = 0; rc == SQLITE_OK && iOff < nByte; iOff += COLVEC_EMBED_CHUNK) {
+    int n = (int)(nByte - iOff < COLVEC_EMBED_CHUNK ? nByte - iOff
+                                                    : COLVEC_EMBED_CHUNK);
+    if (colvecOsRead(pFile, aBuf, n, iOff, &err) != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = colvecSegReadRc(COLVEC_IOERR, err.iErrno);
+    } else {
+      rc = colvecStorageSegDataAdd(pStorage, iSegid, iOff / COLVEC_EMBED_CHUNK,
+                                   aBuf, n, pzErr);
+    }
+  }
+  if (pFile) colvecOsClose(pFile, NULL);
+  sqlite3_free(aBuf);
+  return rc;
+}
+
+/* Switches a table between sidecar and embedded; see colvecInt.h. */
+int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                         int bEmbed, char **pzErr) {
+  int bNow = colvecStorageEmbedded(pStorage), rc = SQLITE_OK, i;
+  if (bNow < 0) return -bNow;
+  if (bNow == bEmbed) return SQLITE_OK;
+  /* opens every live segment: while still embedded, a missing cache file
+  ** is rebuilt before the bytes go */
+  rc = colvecSegTableRefresh(pSegs, pzErr);
+  if (rc == SQLITE_OK) rc = colvecStorageSetEmbedded(pStorage, bEmbed, pzErr);
+  for (i = 0; rc == SQLITE_OK && bEmbed && i < pSegs->nSeg; i++) {
+    int64_t iSegid = pSegs->apSeg[i]->iSegid;
+    char *zPath = colvecSegPath(pSegs->zDir, iSegid, "");
+    rc = zPath ? colvecCompactEmbed(pStorage, iSegid, zPath, pzErr)
+               : SQLITE_NOMEM;
+    sqlite3_free(zPath);
+  }
+  colvecSegTableChanged(pSegs);
+  return rc;
+}
+
 /* Tier of a segment of nRow rows: floor(log4(nRow / delta_rows)). */
 static int compactTier(const ColvecConfig *pC, int64_t nRow) {
   int iTier = 0;
@@ -236,6 +292,11 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);
     if (rc == SQLITE_OK) {
+      int bEmbed = colvecStorageEmbedded(pStorage);
+      if (bEmbed < 0) rc = -bEmbed;
+      if (bEmbed > 0) rc = colvecCompactEmbed(pStorage, iSegid, zPath, pzErr);
+    }
+    if (rc == SQLITE_OK) {
       rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
                                     compactTier(pC, nRow), pzErr);
     }
@@ -318,19 +379,6 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
   return rc;
 }
 
-/* Parses "NNNNNN.seg" or "NNNNNN.seg.tmp" into *piSegid; 0 if no match. */
-static int compactParseName(const char *zName, int64_t *piSegid) {
-  int64_t iSegid = 0;
-  const char *z = zName;
-  if (*z < '0' || *z > '9') return 0;
-  while (*z >= '0' && *z <= '9' && iSegid < ((int64_t)1 << 50)) {
-    iSegid = iSegid * 10 + (*z++ - '0');
-  }
-  if (strcmp(z, ".seg") != 0 && strcmp(z, ".seg.tmp") != 0) return 0;
-  *piSegid = iSegid;
-  return 1;
-}
-
 /*
 ** Makes the transactions committed so far durable, before cleanup deletes
 ** a file that one of them dropped. SQLite does not promise it in every
@@ -406,7 +454,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
     int bNeeded;
-    if (!compactParseName(azName[i], &iSegid)) continue;
+    if (!colvecSegParseName(azName[i], &iSegid)) continue;
     bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
@@ -458,7 +506,7 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
-    if (!compactParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
+    if (!colvecSegParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
     rc = colvecStorageSegNamed(pStorage, iSegid, azName[i], pzErr);
   }
   colvecOsListFree(azName, nName);

@@ -23,6 +23,9 @@
 **   prefault=none|willneed|populate  what to do when a segment is opened
 **   build_threads=N               threads for HNSW builds (default: half
 **                                 the cores, 1 to 4)
+**   storage=sidecar|embedded      whether segment bytes are also kept in
+**                                 the database (read at CREATE only: the
+**                                 table's stored format decides after)
 **
 ** sqlite-vec's other forms are refused with a message that says what to
 ** write instead: `+name type` (auxiliary), `name type primary key`, `name
@@ -447,13 +450,15 @@ static int configCheckName(const ColvecConfig *p, const char *zName,
 }
 
 /*
-** Applies one table option "key=value" (delta_rows, access, prefault) to p.
+** Applies one table option "key=value" (delta_rows, access, prefault,
+** build_threads, storage) to p.
 ** Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
 */
 static int configParseTableOption(ColvecConfig *p, const char *zOpt,
                                   char **pzErr) {
   static const char *const azAccess[] = {"mmap", "file"};
   static const char *const azPrefault[] = {"none", "willneed", "populate"};
+  static const char *const azStorage[] = {"sidecar", "embedded"};
   const char *zEq = strchr(zOpt, '=');
   const char *zVal = zEq + 1;
   int nKey = (int)(zEq - zOpt);
@@ -510,6 +515,17 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
         "colvec: prefault must be none, willneed or populate, got '%s'", zVal);
     return SQLITE_ERROR;
   }
+  if (nKey == 7 && sqlite3_strnicmp(zOpt, "storage", 7) == 0) {
+    for (i = 0; i < 2; i++) {
+      if (sqlite3_stricmp(zVal, azStorage[i]) == 0) {
+        p->eStorage = i;
+        return SQLITE_OK;
+      }
+    }
+    *pzErr = sqlite3_mprintf(
+        "colvec: storage must be sidecar or embedded, got '%s'", zVal);
+    return SQLITE_ERROR;
+  }
   if (nKey == 10 && sqlite3_strnicmp(zOpt, "chunk_size", 10) == 0) {
     *pzErr = sqlite3_mprintf(
         "colvec: chunk_size (sqlite-vec's) is not supported: colvec keeps "
@@ -520,7 +536,7 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
   }
   *pzErr = sqlite3_mprintf(
       "colvec: unknown table option '%s' (expected delta_rows, access, "
-      "prefault or build_threads)",
+      "prefault, build_threads or storage)",
       zOpt);
   return SQLITE_ERROR;
 }

@@ -99,14 +99,33 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
   return sqlite3_mprintf("%s-colvec" COLVEC_OS_SEP "%s", zFile, zFolder);
 }
 
-/* Returns non-zero for the names colvec gives segment files:
-** one or more digits, then ".seg" or ".seg.tmp". */
+/* Parses a segment file's name; see colvecInt.h. */
+int colvecSegParseName(const char *zName, int64_t *piSegid) {
+  int64_t iSegid = 0;
+  const char *z = zName;
+  int nHex = 0;
+  if (*z < '0' || *z > '9') return 0;
+  while (*z >= '0' && *z <= '9' && iSegid < ((int64_t)1 << 50)) {
+    iSegid = iSegid * 10 + (*z++ - '0');
+  }
+  if (*z >= '0' && *z <= '9') return 0; /* too many digits */
+  if (strcmp(z, ".seg") != 0 && strcmp(z, ".seg.tmp") != 0) {
+    /* the temporary of a rebuilt cache file: ".seg.<hex>.tmp" */
+    if (strncmp(z, ".seg.", 5) != 0) return 0;
+    for (z += 5; (*z >= '0' && *z <= '9') || (*z >= 'a' && *z <= 'f'); z++) {
+      nHex++;
+    }
+    if (nHex == 0 || nHex > 16 || strcmp(z, ".tmp") != 0) return 0;
+  }
+  *piSegid = iSegid;
+  return 1;
+}
+
+/* Returns non-zero for the names colvec gives segment files
+** (colvecSegParseName). */
 static int segIsSegmentName(const char *z) {
-  const char *zEnd = z;
-  while (*zEnd >= '0' && *zEnd <= '9')
-    zEnd++;
-  if (zEnd == z) return 0;
-  return strcmp(zEnd, ".seg") == 0 || strcmp(zEnd, ".seg.tmp") == 0;
+  int64_t iSegid;
+  return colvecSegParseName(z, &iSegid);
 }
 
 /* Removes a table folder's segment files, then the folder if empty. */
@@ -354,37 +373,177 @@ int colvecSegReadRc(int rc, int iErrno) {
   return COLVEC_CORRUPT_VTAB; /* a bad file, or shorter than it says */
 }
 
-/*
-** Opens segment iSegid and checks it against its manifest row (checksum
-** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
-** segMissing for a file that does not exist).
+/*************************************************************************
+** Embedded tables: the segment files are a cache of the bytes the
+** database holds (colvecStorageSegDataRead).
 */
-static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
-                         int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
-  const ColvecConfig *pC = p->pConfig;
-  ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
-  char *zPath = colvecSegPath(p->zDir, iSegid, "");
-  ColvecErr err;
-  int rc = SQLITE_OK;
-  *pp = NULL;
-  err.zMsg[0] = 0;
-  if (h == NULL || zPath == NULL) {
-    sqlite3_free(h);
-    sqlite3_free(zPath);
-    return SQLITE_NOMEM;
+
+/* Where the chunks of a segment being restored go (segRestoreChunk). */
+typedef struct SegRestore SegRestore;
+struct SegRestore {
+  ColvecFile *pFile; /* the file being written */
+  int64_t nByte;     /* bytes written so far */
+  int64_t iNext;     /* chunk number expected next */
+  int bWriteErr;     /* a write failed (err holds why) */
+  ColvecErr err;     /* the failed write's error */
+};
+
+/*
+** colvecStorageSegDataRead callback: appends chunk iChunk (n bytes at a)
+** to the file of pCtx (a SegRestore *). Chunks must come numbered 0, 1,
+** ... : a gap is damage (COLVEC_CORRUPT_VTAB). A failed write is
+** SQLITE_IOERR with bWriteErr set.
+*/
+static int segRestoreChunk(void *pCtx, sqlite3_int64 iChunk, const void *a,
+                           int n) {
+  SegRestore *pR = (SegRestore *)pCtx;
+  if (iChunk != pR->iNext) return COLVEC_CORRUPT_VTAB;
+  pR->iNext++;
+  if (n > 0 &&
+      colvecOsWrite(pR->pFile, a, n, pR->nByte, &pR->err) != COLVEC_OK) {
+    pR->bWriteErr = 1;
+    return SQLITE_IOERR;
   }
-  memset(h, 0, sizeof(*h));
-  h->nRef = 1;
-  h->iSegid = iSegid;
-  h->cksum = cksum;
+  pR->nByte += n;
+  return SQLITE_OK;
+}
+
+/*
+** Writes the bytes the database holds for segment iSegid to file zTmp
+** (created; it must not exist when bExcl), syncing it unless bNoSync.
+** Returns SQLITE_OK; SQLITE_IOERR with *pbOs set when the operating system
+** refused a call (the caller may try elsewhere); or another error with
+** *pzErr set: COLVEC_CORRUPT_VTAB when there are no or broken chunks.
+** zTmp is removed on failure.
+*/
+static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
+                           int bExcl, int *pbOs, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  SegRestore r;
+  int rc;
+  memset(&r, 0, sizeof(r));
+  *pbOs = 0;
+  rc = colvecOsOpen(zTmp,
+                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                        (bExcl ? COLVEC_OPEN_EXCLUSIVE : 0),
+                    &r.pFile, &r.err);
+  if (rc != COLVEC_OK) {
+    *pbOs = rc != COLVEC_NOMEM;
+    return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
+  }
+  rc =
+      colvecStorageSegDataRead(p->pStorage, iSegid, segRestoreChunk, &r, pzErr);
+  if (rc == SQLITE_OK && r.nByte == 0) rc = COLVEC_CORRUPT_VTAB;
+  if (rc == COLVEC_CORRUPT_VTAB && *pzErr == NULL) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: segment %lld of table %s: its file is missing or damaged "
+        "and the database does not hold its bytes: the table is damaged",
+        (long long)iSegid, pC->zName);
+  }
+  if (rc == SQLITE_OK && colvecOsSync(r.pFile, &r.err) != COLVEC_OK) {
+    r.bWriteErr = 1;
+    rc = SQLITE_IOERR;
+  }
+  if (colvecOsClose(r.pFile, rc == SQLITE_OK ? &r.err : NULL) != COLVEC_OK &&
+      rc == SQLITE_OK) {
+    r.bWriteErr = 1;
+    rc = SQLITE_IOERR;
+  }
+  if (rc != SQLITE_OK) colvecOsUnlink(zTmp, NULL);
+  *pbOs = r.bWriteErr;
+  if (r.bWriteErr && r.err.iErrno == ENOMEM) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/*
+** Rebuilds the cache file of segment iSegid of an embedded table from
+** the stored bytes: into the table's folder (a unique NNNNNN.seg.<hex>.tmp,
+** synced, renamed over NNNNNN.seg, folder synced; processes rebuilding at
+** once write identical bytes), or, when the folder cannot be made or
+** written (read-only media, permissions), into a memory file of the
+** connection (COLVEC_OS_MEMROOT/<connection>/-cache/<folder>/, no '-' in a
+** schema's memory name). Sets *pzOpen to the path to open
+** (sqlite3_malloc'd) and *pbMem when it is such a memory file, which the
+** caller unlinks once opened. Returns SQLITE_OK or an error with *pzErr.
+*/
+static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
+                      int *pbMem, char **pzErr) {
+  sqlite3_uint64 iRand = 0;
+  char *zPath = colvecSegPath(p->zDir, iSegid, "");
+  char *zTmp;
+  int rc = SQLITE_OK, bOs = 0;
+  *pzOpen = NULL;
+  *pbMem = 0;
+  sqlite3_randomness(sizeof(iRand), &iRand);
+  zTmp = sqlite3_mprintf("%s" COLVEC_OS_SEP "%06lld.seg.%016llx.tmp", p->zDir,
+                         (long long)iSegid, (unsigned long long)iRand);
+  if (zPath == NULL || zTmp == NULL) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK) {
+    if (colvecOsMkdirP(p->zDir, NULL) != COLVEC_OK) {
+      bOs = 1; /* cannot make the folder: try memory */
+    } else {
+      rc = segRestoreWrite(p, iSegid, zTmp, 1, &bOs, pzErr);
+      if (rc == SQLITE_OK) {
+        if (colvecOsRename(zTmp, zPath, NULL) != COLVEC_OK) {
+          colvecOsUnlink(zTmp, NULL);
+          bOs = 1;
+        } else {
+          colvecOsSyncDir(p->zDir, NULL); /* a cache: a failure is harmless */
+        }
+      }
+    }
+  }
+  if (rc == SQLITE_OK && !bOs) {
+    *pzOpen = zPath;
+    zPath = NULL;
+  } else if ((rc == SQLITE_OK || rc == SQLITE_IOERR) && bOs) {
+    /* the folder cannot be written: keep the bytes in memory */
+    char *zDir = sqlite3_mprintf(
+        "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-cache" COLVEC_OS_SEP "%s",
+        COLVEC_OS_MEMROOT, (void *)p->db, colvecOsBaseName(p->zDir));
+    char *zMem = zDir ? colvecSegPath(zDir, iSegid, "") : NULL;
+    rc = SQLITE_OK;
+    if (zMem == NULL) {
+      rc = SQLITE_NOMEM;
+    } else if (colvecOsMkdirP(zDir, NULL) != COLVEC_OK) {
+      rc = SQLITE_NOMEM; /* a memory folder fails only for want of memory */
+    } else {
+      rc = segRestoreWrite(p, iSegid, zMem, 0, &bOs, pzErr);
+    }
+    if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) {
+      *pzOpen = zMem;
+      *pbMem = 1;
+      zMem = NULL;
+    }
+    sqlite3_free(zMem);
+    sqlite3_free(zDir);
+  }
+  sqlite3_free(zPath);
+  sqlite3_free(zTmp);
+  return rc;
+}
+
+/*
+** Opens file zPath as segment h (h->iSegid, h->cksum) and checks it against
+** its manifest row (nRow rows) and the table's layout. Returns SQLITE_OK,
+** or an error with *pzErr set and h->pSeg closed; a file that does not
+** exist is explained by segMissing.
+*/
+static int segHandleOpenFile(ColvecSegTable *p, ColvecSegHandle *h,
+                             const char *zPath, int64_t nRow, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  ColvecErr err;
+  int rc;
+  err.zMsg[0] = 0;
   rc = colvecSegOpen(zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
   if (rc == COLVEC_IOERR && err.iErrno == ENOENT) {
-    rc = segMissing(p, iSegid, zPath, pzErr);
+    rc = segMissing(p, h->iSegid, zPath, pzErr);
   } else if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg
                                                : "colvec: cannot open segment");
     rc = colvecSegReadRc(rc, err.iErrno);
-  } else if (colvecSegHeaderChecksum(h->pSeg) != cksum ||
+  } else if (colvecSegHeaderChecksum(h->pSeg) != h->cksum ||
              (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
              colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
     *pzErr = sqlite3_mprintf(
@@ -396,6 +555,56 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
     h->nRow = nRow;
     rc = colvecLayoutOpen(pC, h, zPath, pzErr);
   }
+  if (rc != SQLITE_OK) {
+    colvecLayoutClose(pC, h);
+    colvecSegClose(h->pSeg);
+    h->pSeg = NULL;
+    h->nRow = 0;
+    h->aRowid = NULL;
+  }
+  return rc;
+}
+
+/*
+** Opens segment iSegid and checks it against its manifest row (checksum
+** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
+** segMissing for a file that does not exist). For an embedded table a
+** file that is missing or fails the checks is a stale cache: it is
+** rebuilt from the stored bytes (segRestore) and opened again, once.
+*/
+static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
+                         int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
+  char *zPath = colvecSegPath(p->zDir, iSegid, "");
+  int rc = SQLITE_OK;
+  *pp = NULL;
+  if (h == NULL || zPath == NULL) {
+    sqlite3_free(h);
+    sqlite3_free(zPath);
+    return SQLITE_NOMEM;
+  }
+  memset(h, 0, sizeof(*h));
+  h->nRef = 1;
+  h->iSegid = iSegid;
+  h->cksum = cksum;
+  rc = segHandleOpenFile(p, h, zPath, nRow, pzErr);
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM &&
+      (rc & 0xff) != SQLITE_INTERRUPT) {
+    int bEmbed = colvecStorageEmbedded(p->pStorage);
+    if (bEmbed < 0) {
+      rc = -bEmbed;
+    } else if (bEmbed) {
+      char *zOpen = NULL;
+      int bMem = 0;
+      sqlite3_free(*pzErr);
+      *pzErr = NULL;
+      rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
+      if (rc == SQLITE_OK) rc = segHandleOpenFile(p, h, zOpen, nRow, pzErr);
+      if (bMem) colvecOsUnlink(zOpen, NULL); /* the bytes live while open */
+      sqlite3_free(zOpen);
+    }
+  }
   sqlite3_free(zPath);
   if (rc != SQLITE_OK) {
     segHandleFree(pC, h);
@@ -403,6 +612,65 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   }
   *pp = h;
   return SQLITE_OK;
+}
+
+/* Checks an embedded segment's stored bytes; see colvecInt.h. */
+int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
+                       const ColvecInterrupt *pInt, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  char *zDir = sqlite3_mprintf(
+      "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-check" COLVEC_OS_SEP "%s",
+      COLVEC_OS_MEMROOT, (void *)p->db, colvecOsBaseName(p->zDir));
+  char *zMem = zDir ? colvecSegPath(zDir, h->iSegid, "") : NULL;
+  ColvecSeg *pSeg = NULL;
+  ColvecErr err;
+  int rc = SQLITE_OK, bOs = 0;
+  err.zMsg[0] = 0;
+  if (zMem == NULL || colvecOsMkdirP(zDir, NULL) != COLVEC_OK) {
+    rc = SQLITE_NOMEM;
+  }
+  if (rc == SQLITE_OK) rc = segRestoreWrite(p, h->iSegid, zMem, 0, &bOs, pzErr);
+  if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM; /* memory files fail so only */
+  if (rc == SQLITE_OK) {
+    rc =
+        colvecSegOpen(zMem, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg, &err);
+    if (rc == COLVEC_OK &&
+        (colvecSegHeaderChecksum(pSeg) != h->cksum ||
+         (int64_t)colvecSegRowCount(pSeg) != h->nRow ||
+         colvecSegFingerprint(pSeg) != colvecConfigFingerprint(pC))) {
+      sqlite3_snprintf(sizeof(err.zMsg), err.zMsg,
+                       "they do not match the manifest");
+      rc = COLVEC_CORRUPT;
+    }
+    if (rc == COLVEC_OK) rc = colvecSegVerifyWith(pSeg, pInt, &err);
+    if (rc == COLVEC_INTERRUPT) {
+      rc = colvecTickError(pzErr);
+    } else if (rc == COLVEC_NOMEM) {
+      rc = SQLITE_NOMEM;
+    } else if (rc != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
+                               "the database holds for segment %lld are "
+                               "damaged: %s",
+                               pC->zName, (long long)h->iSegid, err.zMsg);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+    colvecSegClose(pSeg);
+  }
+  if (zMem) colvecOsUnlink(zMem, NULL);
+  sqlite3_free(zMem);
+  sqlite3_free(zDir);
+  return rc;
+}
+
+/* Rebuilds a damaged cache file; see colvecInt.h. */
+int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr) {
+  char *zOpen = NULL;
+  int bMem = 0, rc;
+  colvecSegTableRelease(p); /* every handle, so that nothing maps it */
+  rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
+  if (bMem) colvecOsUnlink(zOpen, NULL);
+  sqlite3_free(zOpen);
+  return rc;
 }
 
 /* Where the tombstones being loaded go (segAddTomb's context). */

@@ -19,6 +19,13 @@
 **       segments dropped by a merge, with the generation of the write
 **       transaction that dropped them (negated when that transaction had
 **       also created them); see colvecCompactCleanup.
+**   T_segdata(segid INTEGER, chunk INTEGER, data BLOB,
+**             PRIMARY KEY(segid, chunk))
+**       storage=embedded only (format version COLVEC_FORMAT_EMBEDDED): the
+**       bytes of every live segment file in COLVEC_EMBED_CHUNK pieces, so
+**       that the files are a cache rebuilt from here (colvec_segment.c).
+**       Created by CREATE with storage=embedded or by the 'embed' command;
+**       a sidecar table made by an older colvec has none.
 **
 ** Statements are known by an id (STORAGE_*, below). Each is prepared on
 ** first use (SQLITE_PREPARE_PERSISTENT), kept in ColvecStorage.apStmt,
@@ -61,7 +68,11 @@
 #define STORAGE_SEG_NEEDED 17    /* whether a row names a segment file */
 #define STORAGE_DATA_VERSION 18  /* PRAGMA data_version of the schema */
 #define STORAGE_JOURNAL_MODE 19  /* PRAGMA journal_mode of the schema */
-#define STORAGE_NSTMT 20         /* number of ids */
+#define STORAGE_SEGDATA_ADD 20   /* one chunk of a segment's bytes */
+#define STORAGE_SEGDATA_DEL 21   /* the chunks of one segment */
+#define STORAGE_SEGDATA_READ 22  /* the chunks of one segment, in order */
+#define STORAGE_SEGDATA_CLEAR 23 /* every chunk */
+#define STORAGE_NSTMT 24         /* number of ids */
 
 #if STORAGE_NSTMT > COLVEC_STORAGE_NSTMT
 #error "ColvecStorage.apStmt is too small"
@@ -118,12 +129,27 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "PRAGMA \"%w\".data_version",
     /* STORAGE_JOURNAL_MODE */
     "PRAGMA \"%w\".journal_mode",
+    /* STORAGE_SEGDATA_ADD: ?1 segid, ?2 chunk number, ?3 the bytes */
+    "INSERT INTO \"%w\".\"%w_segdata\" VALUES(?1, ?2, ?3)",
+    /* STORAGE_SEGDATA_DEL */
+    "DELETE FROM \"%w\".\"%w_segdata\" WHERE segid=?1",
+    /* STORAGE_SEGDATA_READ */
+    "SELECT chunk, data FROM \"%w\".\"%w_segdata\" WHERE segid=?1 "
+    "ORDER BY chunk",
+    /* STORAGE_SEGDATA_CLEAR */
+    "DELETE FROM \"%w\".\"%w_segdata\"",
 };
 
-/* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME. */
+/* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME.
+** The first STORAGE_NSHADOW exist for every table; "segdata" (the last)
+** only for embedded ones (and for tables once converted). */
 static const char *const storageSuffix[] = {"config", "delta", "manifest",
-                                            "tomb", "trash"};
+                                            "tomb",   "trash", "segdata"};
 #define STORAGE_NSHADOW 5
+#define STORAGE_NSHADOW_ALL 6
+#define STORAGE_SEGDATA_DDL                                                    \
+  "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_segdata\"(segid INTEGER, chunk "     \
+  "INTEGER, data BLOB NOT NULL, PRIMARY KEY(segid, chunk))"
 
 /*
 ** Runs one SQL statement built by sqlite3_mprintf (zSql is freed here).
@@ -236,6 +262,30 @@ static int storageReadVersion(ColvecStorage *p, int *piVersion, char **pzErr) {
   return rc;
 }
 
+/*
+** Reads T_config.version of the table pConfig names with a statement of its
+** own (no storage handle needed) into *piVersion (0 when missing or not an
+** integer). Returns SQLITE_OK or the error of the read.
+*/
+static int storageVersionOf(sqlite3 *db, const ColvecConfig *pConfig,
+                            int *piVersion) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf(
+      "SELECT value FROM \"%w\".\"%w_config\" WHERE key='version'",
+      pConfig->zDb, pConfig->zName);
+  int rc;
+  *piVersion = 0;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW &&
+      sqlite3_column_type(pStmt, 0) == SQLITE_INTEGER) {
+    *piVersion = sqlite3_column_int(pStmt, 0);
+  }
+  if (pStmt) rc = sqlite3_finalize(pStmt);
+  return rc;
+}
+
 /* Checks that every shadow table exists; see colvecInt.h. */
 int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
                              char **pzErr) {
@@ -248,8 +298,14 @@ int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
   if (zSql == NULL) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
   sqlite3_free(zSql);
-  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW_ALL; i++) {
     int bFound;
+    if (i == STORAGE_NSHADOW) {
+      /* T_segdata: only an embedded table must have it */
+      int iVersion = 0;
+      rc = storageVersionOf(db, pConfig, &iVersion);
+      if (rc != SQLITE_OK || iVersion != COLVEC_FORMAT_EMBEDDED) break;
+    }
     sqlite3_bind_text(pStmt, 1, storageSuffix[i], -1, SQLITE_STATIC);
     bFound = sqlite3_step(pStmt) == SQLITE_ROW;
     rc = sqlite3_reset(pStmt);
@@ -312,8 +368,11 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
                         "CREATE TABLE \"%w\".\"%w_trash\"(segid INTEGER "
                         "PRIMARY KEY, generation INTEGER NOT NULL);",
                         pConfig->zDb, pConfig->zName, pConfig->zDb,
-                        pConfig->zName, COLVEC_FORMAT_VERSION, zFolder,
-                        pConfig->zDb, pConfig->zName, pConfig->zDb,
+                        pConfig->zName,
+                        pConfig->eStorage == COLVEC_STORAGE_EMBEDDED
+                            ? COLVEC_FORMAT_EMBEDDED
+                            : COLVEC_FORMAT_VERSION,
+                        zFolder, pConfig->zDb, pConfig->zName, pConfig->zDb,
                         pConfig->zName, pConfig->zDb, pConfig->zName),
         pzErr);
     sqlite3_str_appendf(pStr,
@@ -331,16 +390,23 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
     } else {
       sqlite3_free(sqlite3_str_finish(pStr));
     }
+    if (rc == SQLITE_OK && pConfig->eStorage == COLVEC_STORAGE_EMBEDDED) {
+      rc = storageExec(
+          db,
+          sqlite3_mprintf(STORAGE_SEGDATA_DDL, pConfig->zDb, pConfig->zName),
+          pzErr);
+    }
   } else {
     int iVersion = 0;
     rc = colvecStorageShadowCheck(db, pConfig, pzErr);
     if (rc == SQLITE_OK) rc = storageReadVersion(p, &iVersion, pzErr);
-    if (rc == SQLITE_OK && iVersion != COLVEC_FORMAT_VERSION) {
-      if (iVersion > COLVEC_FORMAT_VERSION) {
+    if (rc == SQLITE_OK && iVersion != COLVEC_FORMAT_VERSION &&
+        iVersion != COLVEC_FORMAT_EMBEDDED) {
+      if (iVersion > COLVEC_FORMAT_EMBEDDED) {
         *pzErr = sqlite3_mprintf(
             "colvec: table %s uses storage format %d, newer than this colvec "
             "(%s, format %d): upgrade the colvec extension to open it",
-            pConfig->zName, iVersion, COLVEC_VERSION, COLVEC_FORMAT_VERSION);
+            pConfig->zName, iVersion, COLVEC_VERSION, COLVEC_FORMAT_EMBEDDED);
       } else {
         *pzErr = sqlite3_mprintf(
             "colvec: table %s has no valid format version in %s_config "
@@ -374,11 +440,34 @@ int colvecStorageDestroy(ColvecStorage *p) {
   const ColvecConfig *pC = p->pConfig;
   int rc = SQLITE_OK;
   int i;
-  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW_ALL; i++) {
     rc = storageExec(p->db,
                      sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_%s\"",
                                      pC->zDb, pC->zName, storageSuffix[i]),
                      NULL);
+  }
+  return rc;
+}
+
+/*
+** Sets *pbExists to whether shadow table T_<zSuffix> exists. Returns
+** SQLITE_OK or the error of the read.
+*/
+static int storageTableExists(ColvecStorage *p, const char *zSuffix,
+                              int *pbExists) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                               "type='table' AND name='%q_%q'",
+                               pC->zDb, pC->zName, zSuffix);
+  int rc;
+  *pbExists = 0;
+  if (zSql == NULL) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) {
+    *pbExists = sqlite3_step(pStmt) == SQLITE_ROW;
+    rc = sqlite3_finalize(pStmt);
   }
   return rc;
 }
@@ -388,7 +477,13 @@ int colvecStorageRename(ColvecStorage *p, const char *zNew) {
   const ColvecConfig *pC = p->pConfig;
   int rc = SQLITE_OK;
   int i;
-  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW; i++) {
+  for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW_ALL; i++) {
+    if (i == STORAGE_NSHADOW) {
+      /* T_segdata exists only for tables that were ever embedded */
+      int bExists = 0;
+      rc = storageTableExists(p, storageSuffix[i], &bExists);
+      if (rc != SQLITE_OK || !bExists) break;
+    }
     rc = storageExec(
         p->db,
         sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_%s\" RENAME TO \"%w_%s\"",
@@ -907,6 +1002,93 @@ int colvecStorageManifestDrop(ColvecStorage *p, sqlite3_int64 iSegid,
   if (rc == SQLITE_OK) {
     rc = storageWrite(p, STORAGE_TRASH_ADD, 2, iSegid, iGen, 0, pzErr);
   }
+  if (rc == SQLITE_OK) {
+    /* an embedded table's copy of the bytes goes in the same transaction;
+    ** the file stays for older readers until cleanup */
+    int bEmbed = colvecStorageEmbedded(p);
+    if (bEmbed < 0) rc = -bEmbed;
+    if (bEmbed > 0) {
+      rc = storageWrite(p, STORAGE_SEGDATA_DEL, 1, iSegid, 0, 0, pzErr);
+    }
+  }
+  return rc;
+}
+
+/*************************************************************************
+** The bytes of segments of an embedded table: T_segdata.
+*/
+
+/* Whether the table is embedded; see colvecInt.h. */
+int colvecStorageEmbedded(ColvecStorage *p) {
+  sqlite3_int64 iVersion = 0;
+  int rc = colvecStorageConfigGet(p, "version", &iVersion);
+  if (rc != SQLITE_OK) return rc == SQLITE_CORRUPT_VTAB ? 0 : -rc;
+  return iVersion == COLVEC_FORMAT_EMBEDDED;
+}
+
+/* Stores one chunk of a segment's bytes; see colvecInt.h. */
+int colvecStorageSegDataAdd(ColvecStorage *p, sqlite3_int64 iSegid,
+                            sqlite3_int64 iChunk, const void *a, int n,
+                            char **pzErr) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_SEGDATA_ADD, &rc);
+  if (pStmt) {
+    sqlite3_bind_int64(pStmt, 1, iSegid);
+    sqlite3_bind_int64(pStmt, 2, iChunk);
+    sqlite3_bind_blob(pStmt, 3, a, n, SQLITE_STATIC);
+    rc = storageStepWrite(pStmt);
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Steps through the chunks of one segment; see colvecInt.h. */
+int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
+                             int (*xChunk)(void *, sqlite3_int64, const void *,
+                                           int),
+                             void *pCtx, char **pzErr) {
+  int rc = SQLITE_OK, rcCb = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_SEGDATA_READ, &rc);
+  if (pStmt) sqlite3_bind_int64(pStmt, 1, iSegid);
+  while (pStmt && rcCb == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const void *a = sqlite3_column_blob(pStmt, 1);
+    int n = sqlite3_column_bytes(pStmt, 1);
+    if (a == NULL && n > 0) {
+      rcCb = SQLITE_NOMEM;
+    } else {
+      rcCb = xChunk(pCtx, sqlite3_column_int64(pStmt, 0), a, n);
+    }
+  }
+  if (pStmt) rc = sqlite3_reset(pStmt);
+  if (rcCb != SQLITE_OK) return rcCb;
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/* Switches the table's storage; see colvecInt.h. */
+int colvecStorageSetEmbedded(ColvecStorage *p, int bEmbed, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  int rc = SQLITE_OK;
+  if (bEmbed) {
+    rc = storageExec(
+        p->db, sqlite3_mprintf(STORAGE_SEGDATA_DDL, pC->zDb, pC->zName), pzErr);
+  } else {
+    /* the table itself stays, empty: DROP TABLE cannot run while the
+    ** statement that gave the command does; DROP of the colvec table
+    ** removes it, an older colvec ignores it */
+    rc = storageWrite(p, STORAGE_SEGDATA_CLEAR, 0, 0, 0, 0, pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageConfigSet(
+        p, "version", bEmbed ? COLVEC_FORMAT_EMBEDDED : COLVEC_FORMAT_VERSION);
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+    }
+  }
   return rc;
 }
 
@@ -1172,7 +1354,7 @@ int colvecStorageFolderShared(ColvecStorage *p, const char *zFolder,
 /* xShadowName; see colvecInt.h. */
 int colvecStorageIsShadow(const char *zSuffix) {
   int i;
-  for (i = 0; i < STORAGE_NSHADOW; i++) {
+  for (i = 0; i < STORAGE_NSHADOW_ALL; i++) {
     if (sqlite3_stricmp(zSuffix, storageSuffix[i]) == 0) return 1;
   }
   return 0;

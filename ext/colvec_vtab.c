@@ -513,9 +513,14 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
     rc = colvecWriteCheck(pTab, 1, &zErr);
   } else if (sqlite3_stricmp(zCmd, "optimize") == 0) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
+  } else if (sqlite3_stricmp(zCmd, "embed") == 0 ||
+             sqlite3_stricmp(zCmd, "sidecar") == 0) {
+    rc = colvecCompactConvert(pTab->pSegs, pTab->pStorage,
+                              sqlite3_stricmp(zCmd, "embed") == 0, &zErr);
   } else {
     zErr = sqlite3_mprintf("colvec: unknown command '%s' (expected "
-                           "'optimize' or 'integrity-check')",
+                           "'optimize', 'integrity-check', 'embed' or "
+                           "'sidecar')",
                            zCmd);
     rc = SQLITE_ERROR;
   }

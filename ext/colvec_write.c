@@ -316,21 +316,40 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
   int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
-  int i;
+  int i, bEmbed = 0, nRepair = 0;
   ColvecTick tick;
   colvecTickInit(&tick, pTab->db);
   if (rc == SQLITE_OK && bFlush) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
+  if (rc == SQLITE_OK) {
+    bEmbed = colvecStorageEmbedded(pTab->pStorage);
+    if (bEmbed < 0) rc = -bEmbed;
+  }
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     ColvecErr err;
     int64_t j;
     err.zMsg[0] = 0;
+    if (bEmbed) {
+      /* the stored bytes first: they are what a damaged file is rebuilt
+      ** from */
+      rc = colvecSegCheckData(pSegs, h, &tick.hook, pzErr);
+      if (rc != SQLITE_OK) break;
+    }
     rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);
       break;
+    }
+    if (rc != COLVEC_OK && bEmbed && nRepair <= pSegs->nSeg) {
+      /* a damaged cache file of good bytes: rebuilt, and the check starts
+      ** over on the new set */
+      nRepair++;
+      rc = colvecSegRepair(pSegs, h->iSegid, pzErr);
+      if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
+      i = -1;
+      continue;
     }
     if (rc != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s",

@@ -105,9 +105,13 @@ static FaultStep faultSteps[] = {
      "COMMIT;"},
     {"knn", FS_KNN, 0, NULL},
     {"optimize", FS_SQL, 1, "INSERT INTO t(t) VALUES('optimize');"},
+    {"embed", FS_SQL, 1,
+     "BEGIN;" FAULT_LOAD("250", "262") "INSERT INTO t(t) VALUES('embed');"
+     "COMMIT;"},
     {"scan", FS_SCAN, 0, NULL},
     {"create t2", FS_SQL, 1,
-     "CREATE VIRTUAL TABLE t2 USING colvec(w float[2], delta_rows=4);"},
+     "CREATE VIRTUAL TABLE t2 USING colvec(w float[2], delta_rows=4, "
+     "storage=embedded);"},
     {"fill t2", FS_SQL, 1,
      "BEGIN;"
      "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s "

@@ -1,7 +1,7 @@
 #!/bin/bash
 # storage_sql.sh — every statement on a shadow table lives in
 # ext/colvec_storage.c: no other source file of the extension names a
-# shadow table (T_config, T_delta, T_manifest, T_tomb, T_trash, or their
+# shadow table (T_config, T_delta, T_manifest, T_tomb, T_trash, T_segdata, or their
 # suffixes as strings). Source-only check, no build needed.
 #
 # Exit status: 0 when the rule holds, 1 with the offending lines otherwise,
@@ -12,7 +12,7 @@ src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 ext=$src/ext
 [ -f "$ext/colvec_storage.c" ] || { echo "ERROR: $ext/colvec_storage.c not found"; exit 99; }
 
-names='config|delta|manifest|tomb|trash'
+names='config|delta|manifest|tomb|trash|segdata'
 # "<name>_<suffix>" or "T_<suffix>" in code, comments or messages, and the
 # bare suffixes as C strings; identifiers that merely end in _config
 # (colvec_config.c, sqlite3_vtab_config) are not table names.
