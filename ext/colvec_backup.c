@@ -32,7 +32,8 @@
 **
 ** The destination is untrusted input: a plain path (not ":memory:", not a
 ** URI) whose folder exists and where neither the file, its journal or WAL,
-** nor its -shm file nor its -colvec folder exist. The file is claimed by an exclusive create
+** nor its -shm file nor its -colvec folder exist. The file is claimed by an
+*exclusive create
 ** and the -colvec folder by mkdir, so a name that appears meanwhile is
 ** never overwritten. Segment files are written as colvec writes segments
 ** (.tmp, fsync, rename, folder fsync) before the database copy commits;
@@ -49,18 +50,18 @@
 /* What one call of colvec_backup() has open or made, for its cleanup. */
 typedef struct BackupCall BackupCall;
 struct BackupCall {
-  sqlite3 *db;             /* the source connection */
-  const char *zDb;         /* the source schema */
-  const char *zDest;       /* the destination path, as given */
-  sqlite3_stmt *pHold;     /* holds the read transaction (active) */
-  ColvecFolderList list;   /* the schema's colvec tables and folders */
-  sqlite3_stmt **apTab;    /* per table: a statement keeping it connected */
-  char **azDir;            /* per table: destination folder made, or NULL */
-  int bMadeDb;             /* the call created the file zDest */
-  char *zRoot;             /* <dest file>-colvec, once made by the call */
-  sqlite3 *pDest;          /* connection to the copy, or NULL */
-  sqlite3_int64 nFile;     /* segment files copied */
-  char *zErr;              /* error message (sqlite3_malloc'd), or NULL */
+  sqlite3 *db;           /* the source connection */
+  const char *zDb;       /* the source schema */
+  const char *zDest;     /* the destination path, as given */
+  sqlite3_stmt *pHold;   /* holds the read transaction (active) */
+  ColvecFolderList list; /* the schema's colvec tables and folders */
+  sqlite3_stmt **apTab;  /* per table: a statement keeping it connected */
+  char **azDir;          /* per table: destination folder made, or NULL */
+  int bMadeDb;           /* the call created the file zDest */
+  char *zRoot;           /* <dest file>-colvec, once made by the call */
+  sqlite3 *pDest;        /* connection to the copy, or NULL */
+  sqlite3_int64 nFile;   /* segment files copied */
+  char *zErr;            /* error message (sqlite3_malloc'd), or NULL */
 };
 
 /*
@@ -112,7 +113,8 @@ static int backupAbsent(BackupCall *p, const char *zBase, const char *zSuffix) {
 ** Checks the destination path p->zDest as untrusted input: a file path (not
 ** empty, not ":memory:", not a URI, not in colvec's memory tree) whose
 ** folder exists, and at which neither the file, its journal, WAL or shared
-** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error set in p.
+** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error set
+*in p.
 */
 static int backupCheckDest(BackupCall *p) {
   const char *z = p->zDest;
@@ -164,8 +166,8 @@ static int backupOpenTables(BackupCall *p) {
   memset(p->azDir, 0, (size_t)nByte);
   for (i = 0; rc == SQLITE_OK && i < p->list.n; i++) {
     const char *zTab = p->list.azTable[i];
-    char *zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", p->zDb,
-                                 zTab);
+    char *zSql =
+        sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", p->zDb, zTab);
     ColvecVtab *pTab;
     char *zErr = NULL;
     rc = zSql ? sqlite3_prepare_v2(p->db, zSql, -1, &p->apTab[i], NULL)
@@ -216,9 +218,9 @@ static int backupClaim(BackupCall *p) {
   }
   rc = sqlite3_open_v2(p->zDest, &p->pDest, SQLITE_OPEN_READWRITE, NULL);
   if (rc != SQLITE_OK) {
-    return backupError(p, rc, "colvec: colvec_backup: cannot open \"%s\": %s",
-                       p->zDest,
-                       p->pDest ? sqlite3_errmsg(p->pDest) : sqlite3_errstr(rc));
+    return backupError(
+        p, rc, "colvec: colvec_backup: cannot open \"%s\": %s", p->zDest,
+        p->pDest ? sqlite3_errmsg(p->pDest) : sqlite3_errstr(rc));
   }
   if (p->list.n == 0) return SQLITE_OK;
   /* the folder colvec will look for when the copy is opened */
@@ -380,7 +382,8 @@ static void backupFunc(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                      "colvec: colvec_backup: the destination must be a file "
                      "path (TEXT without NUL)");
   } else if (p->zDb == NULL || sqlite3_db_filename(p->db, p->zDb) == NULL) {
-    rc = backupError(p, SQLITE_ERROR, "colvec: colvec_backup: no such schema: %s",
+    rc = backupError(p, SQLITE_ERROR,
+                     "colvec: colvec_backup: no such schema: %s",
                      p->zDb ? p->zDb : "NULL");
   } else if (sqlite3_txn_state(p->db, p->zDb) == SQLITE_TXN_WRITE) {
     rc = backupError(p, SQLITE_MISUSE,
@@ -398,8 +401,9 @@ static void backupFunc(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   if (rc == SQLITE_OK) {
     rc = colvecStorageFolderList(p->db, p->zDb, NULL, &p->list);
     if (rc != SQLITE_OK) {
-      backupError(p, rc, "colvec: colvec_backup: cannot list the colvec "
-                         "tables: %s",
+      backupError(p, rc,
+                  "colvec: colvec_backup: cannot list the colvec "
+                  "tables: %s",
                   sqlite3_errmsg(p->db));
     }
   }

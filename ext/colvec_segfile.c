@@ -1235,7 +1235,8 @@ int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
     return COLVEC_RANGE;
   }
   zFinal = (char *)colvecMallocZero(&rc, (int64_t)n - 3);
-  if (pSeg->pMap == NULL) aBuf = (uint8_t *)colvecMallocZero(&rc, SEG_COPY_CHUNK);
+  if (pSeg->pMap == NULL)
+    aBuf = (uint8_t *)colvecMallocZero(&rc, SEG_COPY_CHUNK);
   if (rc != COLVEC_OK) {
     colvecFree(zFinal);
     colvecErrSet(pErr, 0, "colvec: out of memory copying \"%s\"", pSeg->zPath);
