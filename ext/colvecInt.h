@@ -1296,7 +1296,8 @@ int colvecBackupRegister(sqlite3 *db);
 */
 
 /* Registers colvec_version(), colvec_debug(), colvec_distance_*(),
-** colvec_to_json(), colvec_from_json() (and test hooks in debug builds). */
+** colvec_to_json(), colvec_from_json(), colvec_check(), colvec_backup()
+** (through colvecBackupRegister) and test hooks in debug builds. */
 int colvecFuncRegister(sqlite3 *db);
 
 #endif /* COLVEC_INT_H */

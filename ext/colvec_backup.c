@@ -50,18 +50,20 @@
 /* What one call of colvec_backup() has open or made, for its cleanup. */
 typedef struct BackupCall BackupCall;
 struct BackupCall {
-  sqlite3 *db;           /* the source connection */
-  const char *zDb;       /* the source schema */
-  const char *zDest;     /* the destination path, as given */
-  sqlite3_stmt *pHold;   /* holds the read transaction (active) */
-  ColvecFolderList list; /* the schema's colvec tables and folders */
-  sqlite3_stmt **apTab;  /* per table: a statement keeping it connected */
-  char **azDir;          /* per table: destination folder made, or NULL */
-  int bMadeDb;           /* the call created the file zDest */
-  char *zRoot;           /* <dest file>-colvec, once made by the call */
-  sqlite3 *pDest;        /* connection to the copy, or NULL */
-  sqlite3_int64 nFile;   /* segment files copied */
-  char *zErr;            /* error message (sqlite3_malloc'd), or NULL */
+  sqlite3 *db;          /* the source connection */
+  const char *zDb;      /* the source schema */
+  const char *zDest;    /* the destination path, as given */
+  sqlite3_stmt *pHold;  /* holds the read transaction (active) */
+  int nTab;             /* entries of azTab, apTab and azDir */
+  int nColvec;          /* tables of azTab that are colvec tables */
+  char **azTab;         /* per table: its name (possibly colvec's) */
+  sqlite3_stmt **apTab; /* per table: a statement keeping it connected */
+  char **azDir;         /* per table: destination folder made, or NULL */
+  int bMadeDb;          /* the call created the file zDest */
+  char *zRoot;          /* <dest file>-colvec, once made by the call */
+  sqlite3 *pDest;       /* connection to the copy, or NULL */
+  sqlite3_int64 nFile;  /* segment files copied */
+  char *zErr;           /* error message (sqlite3_malloc'd), or NULL */
 };
 
 /*
@@ -151,21 +153,74 @@ static int backupCheckDest(BackupCall *p) {
 }
 
 /*
-** Connects every colvec table of p->list (a statement on each, kept
-** prepared so the table stays connected) and brings its segment set to the
-** held snapshot, which opens every segment file it names. Returns SQLITE_OK
-** or an error set in p.
+** Lists, in p->azTab, the virtual tables of the schema whose statement
+** names colvec after USING (candidates: backupOpenTables keeps the colvec
+** ones), and allocates the per-table arrays. Returns SQLITE_OK or an error
+** set in p.
+*/
+static int backupListTables(BackupCall *p) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT name, sql FROM \"%w\".sqlite_schema "
+                               "WHERE type='table' AND "
+                               "sql LIKE 'CREATE VIRTUAL TABLE%%'",
+                               p->zDb);
+  int rc =
+      zSql ? sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+  int nAlloc = 0;
+  sqlite3_free(zSql);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zCreate = (const char *)sqlite3_column_text(pStmt, 1);
+    if (zName == NULL || zCreate == NULL ||
+        sqlite3_strlike("%USING%colvec%", zCreate, 0) != 0) {
+      continue;
+    }
+    if (p->nTab == nAlloc) {
+      char **az;
+      nAlloc = nAlloc * 2 + 8;
+      az = (char **)sqlite3_realloc64(p->azTab, sizeof(char *) * nAlloc);
+      if (az == NULL) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      p->azTab = az;
+    }
+    p->azTab[p->nTab] = sqlite3_mprintf("%s", zName);
+    if (p->azTab[p->nTab] == NULL) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    p->nTab++;
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  if (rc == SQLITE_OK) {
+    int64_t nByte = (int64_t)sizeof(void *) * (p->nTab + 1);
+    p->apTab = (sqlite3_stmt **)sqlite3_malloc64((sqlite3_uint64)nByte);
+    p->azDir = (char **)sqlite3_malloc64((sqlite3_uint64)nByte);
+    if (p->apTab == NULL || p->azDir == NULL) return SQLITE_NOMEM;
+    memset(p->apTab, 0, (size_t)nByte);
+    memset(p->azDir, 0, (size_t)nByte);
+  } else if (rc != SQLITE_NOMEM) {
+    backupError(p, rc, "colvec: colvec_backup: cannot read the schema: %s",
+                sqlite3_errmsg(p->db));
+  }
+  return rc;
+}
+
+/*
+** Connects every table of p->azTab (a statement on each, kept prepared so
+** the table stays connected), forgets those that are not colvec tables
+** (another module whose statement mentions colvec), and brings each colvec
+** table's segment set to the held snapshot, which opens every segment file
+** it names. Returns SQLITE_OK or an error set in p.
 */
 static int backupOpenTables(BackupCall *p) {
   int i, rc = SQLITE_OK;
-  int64_t nByte = (int64_t)sizeof(void *) * (p->list.n + 1);
-  p->apTab = (sqlite3_stmt **)sqlite3_malloc64((sqlite3_uint64)nByte);
-  p->azDir = (char **)sqlite3_malloc64((sqlite3_uint64)nByte);
-  if (p->apTab == NULL || p->azDir == NULL) return SQLITE_NOMEM;
-  memset(p->apTab, 0, (size_t)nByte);
-  memset(p->azDir, 0, (size_t)nByte);
-  for (i = 0; rc == SQLITE_OK && i < p->list.n; i++) {
-    const char *zTab = p->list.azTable[i];
+  for (i = 0; rc == SQLITE_OK && i < p->nTab; i++) {
+    const char *zTab = p->azTab[i];
     char *zSql =
         sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", p->zDb, zTab);
     ColvecVtab *pTab;
@@ -179,10 +234,12 @@ static int backupOpenTables(BackupCall *p) {
     }
     pTab = colvecVtabFind(p->db, p->zDb, zTab);
     if (pTab == NULL) {
-      return backupError(p, SQLITE_ERROR,
-                         "colvec: colvec_backup: %s.%s is not a colvec table",
-                         p->zDb, zTab);
+      /* another module: not copied beyond its pages */
+      sqlite3_finalize(p->apTab[i]);
+      p->apTab[i] = NULL;
+      continue;
     }
+    p->nColvec++;
     rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
@@ -222,7 +279,7 @@ static int backupClaim(BackupCall *p) {
         p, rc, "colvec: colvec_backup: cannot open \"%s\": %s", p->zDest,
         p->pDest ? sqlite3_errmsg(p->pDest) : sqlite3_errstr(rc));
   }
-  if (p->list.n == 0) return SQLITE_OK;
+  if (p->nColvec == 0) return SQLITE_OK;
   /* the folder colvec will look for when the copy is opened */
   zFile = colvecSegDbFile(p->pDest, "main");
   if (zFile == NULL) return SQLITE_NOMEM;
@@ -259,10 +316,12 @@ static int backupSegments(BackupCall *p) {
   int i, rc = SQLITE_OK;
   colvecTickInit(&tick, p->db);
   colvecErrClear(&err);
-  for (i = 0; rc == SQLITE_OK && i < p->list.n; i++) {
-    ColvecVtab *pTab = colvecVtabFind(p->db, p->zDb, p->list.azTable[i]);
+  for (i = 0; rc == SQLITE_OK && i < p->nTab; i++) {
+    ColvecVtab *pTab;
     char *zDir, *zErr = NULL;
     int nFile = 0;
+    if (p->apTab[i] == NULL) continue; /* not a colvec table */
+    pTab = colvecVtabFind(p->db, p->zDb, p->azTab[i]);
     if (pTab == NULL) return SQLITE_ERROR; /* connected by backupOpenTables */
     zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", p->zRoot,
                            colvecOsBaseName(pTab->pSegs->zDir));
@@ -346,7 +405,7 @@ static void backupUndo(BackupCall *p) {
     sqlite3_close(p->pDest);
     p->pDest = NULL;
   }
-  for (i = 0; p->azDir && i < p->list.n; i++) {
+  for (i = 0; p->azDir && i < p->nTab; i++) {
     if (p->azDir[i]) colvecSegFolderRemove(p->azDir[i]);
   }
   if (p->zRoot) colvecOsRmdir(p->zRoot, NULL);
@@ -398,29 +457,22 @@ static void backupFunc(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
       backupError(p, rc, "colvec: colvec_backup: %s", sqlite3_errmsg(p->db));
     }
   }
-  if (rc == SQLITE_OK) {
-    rc = colvecStorageFolderList(p->db, p->zDb, NULL, &p->list);
-    if (rc != SQLITE_OK) {
-      backupError(p, rc,
-                  "colvec: colvec_backup: cannot list the colvec "
-                  "tables: %s",
-                  sqlite3_errmsg(p->db));
-    }
-  }
+  if (rc == SQLITE_OK) rc = backupListTables(p);
   if (rc == SQLITE_OK) rc = backupOpenTables(p);
   if (rc == SQLITE_OK) rc = backupClaim(p);
   if (rc == SQLITE_OK) rc = backupSegments(p);
   if (rc == SQLITE_OK) rc = backupPages(p);
   if (rc != SQLITE_OK) backupUndo(p);
 
-  for (i = 0; p->apTab && i < p->list.n; i++) {
-    sqlite3_finalize(p->apTab[i]);
-    sqlite3_free(p->azDir[i]);
+  for (i = 0; i < p->nTab; i++) {
+    if (p->apTab) sqlite3_finalize(p->apTab[i]);
+    if (p->azDir) sqlite3_free(p->azDir[i]);
+    sqlite3_free(p->azTab[i]);
   }
   sqlite3_free(p->apTab);
   sqlite3_free(p->azDir);
+  sqlite3_free(p->azTab);
   sqlite3_free(p->zRoot);
-  colvecStorageFolderListFree(&p->list);
   sqlite3_finalize(p->pHold);
   if (rc == SQLITE_OK) {
     sqlite3_result_int64(pCtx, p->nFile);
