@@ -31,16 +31,16 @@
 ** the copy would hold uncommitted pages and segments.
 **
 ** The destination is untrusted input: a plain path (not ":memory:", not a
-** URI) whose folder exists and where neither the file, its journal or WAL,
-** nor its -shm file nor its -colvec folder exist. The file is claimed by an
-*exclusive create
-** and the -colvec folder by mkdir, so a name that appears meanwhile is
-** never overwritten. Segment files are written as colvec writes segments
+** URI) whose folder exists and where neither the file, its journal, WAL or
+** -shm file nor its -colvec folder exist. The file is claimed by an
+** exclusive create and the -colvec folder by mkdir, so a name that appears
+** meanwhile is never overwritten. Segment files are written as colvec writes
+*segments
 ** (.tmp, fsync, rename, folder fsync) before the database copy commits;
 ** the copy is fsynced at the end. On failure only what the call created is
 ** removed: the segment-named files it wrote, the folders it made (rmdir of
-** an empty folder), the database file it created and SQLite's journal or
-** WAL of it.
+** an empty folder), the database file it created and SQLite's journal,
+** WAL or -shm file of it.
 */
 #include "colvecInt.h"
 
@@ -57,7 +57,8 @@ struct BackupCall {
   int nTab;             /* entries of azTab, apTab and azDir */
   int nColvec;          /* tables of azTab that are colvec tables */
   char **azTab;         /* per table: its name (possibly colvec's) */
-  sqlite3_stmt **apTab; /* per table: a statement keeping it connected */
+  sqlite3_stmt **apTab; /* per table: a statement keeping it connected
+                        ** (NULL: not a colvec table) */
   char **azDir;         /* per table: destination folder made, or NULL */
   int bMadeDb;          /* the call created the file zDest */
   char *zRoot;          /* <dest file>-colvec, once made by the call */
