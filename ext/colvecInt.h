@@ -566,6 +566,18 @@ void colvecSegTableChanged(ColvecSegTable *p);
 int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr);
 
 /*
+** colvec_backup(): copies the file of every segment of the set (call
+** colvecSegTableRefresh first, in the read transaction being backed up) into
+** the existing folder zDestDir under the same names, each written as
+** NNNNNN.seg.tmp, fsynced and renamed; then fsyncs zDestDir. Copies from
+** the open handles, so files a newer commit deleted are still copied.
+** Adds the files written to *pnFile. Returns SQLITE_OK, or an error with
+** *pzErr set (files already written stay; the caller removes the folder).
+*/
+int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
+                       ColvecTick *pTick, int *pnFile, char **pzErr);
+
+/*
 ** Finds live row iRowid: returns 1 with *piSeg and *piRow set, or 0.
 ** (Call colvecSegTableRefresh first.)
 */
@@ -1008,6 +1020,16 @@ int colvecStorageSnapshot(sqlite3 *db, const char *zDb, const char *zTab,
                           sqlite3_stmt **ppSnap);
 
 /*
+** colvec_backup(): prepares and steps, in *ppHold, a read of schema zDb's
+** sqlite_schema (an aggregate: one row, the statement stays active), so
+** that the connection holds one read transaction on zDb, which every later
+** read of the call shares, until the caller finalizes *ppHold (also on
+** error). Returns SQLITE_OK or the error of the read.
+*/
+int colvecStorageSchemaHold(sqlite3 *db, const char *zDb,
+                            sqlite3_stmt **ppHold);
+
+/*
 ** Records new live segment iSegid (nRow rows, header checksum cksum, tier
 ** iLevel) in the manifest. Returns SQLITE_OK or an error with *pzErr set.
 */
@@ -1367,11 +1389,23 @@ int colvecVtabRegister(sqlite3 *db, void *pAux, void (*xDestroy)(void *));
 ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 
 /*************************************************************************
+** Interface to code in colvec_backup.c (online backup)
+*/
+
+/*
+** Registers colvec_backup(dest [, schema]): the database and the segment
+** files of its colvec tables, of one snapshot, copied to a new file dest
+** and dest-colvec/. Called by colvecFuncRegister.
+*/
+int colvecBackupRegister(sqlite3 *db);
+
+/*************************************************************************
 ** Interface to code in colvec_func.c (scalar SQL functions)
 */
 
 /* Registers colvec_version(), colvec_debug(), colvec_distance_*(),
-** colvec_to_json(), colvec_from_json() (and test hooks in debug builds). */
+** colvec_to_json(), colvec_from_json(), colvec_check(), colvec_backup()
+** (through colvecBackupRegister) and test hooks in debug builds. */
 int colvecFuncRegister(sqlite3 *db);
 
 #endif /* COLVEC_INT_H */

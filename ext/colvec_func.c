@@ -10,6 +10,7 @@
 **   colvec_to_json(blob)           float32 blob -> '[...]'
 **   colvec_from_json(text)         '[...]' -> float32 blob
 **   colvec_check(table [, schema]) integrity check: 'ok' or an error
+**   colvec_backup(dest [, schema])  online backup (colvec_backup.c)
 **
 ** Float vectors are float32 BLOBs or JSON text, as in table columns.
 ** Debug builds add colvec_test_fault(n): fail the allocation after n more.
@@ -324,5 +325,6 @@ int colvecFuncRegister(sqlite3 *db) {
                                     (void *)aFunc[i].iData, aFunc[i].xFunc,
                                     NULL, NULL, NULL);
   }
+  if (rc == SQLITE_OK) rc = colvecBackupRegister(db);
   return rc;
 }

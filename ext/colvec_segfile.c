@@ -1203,3 +1203,77 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
   }
   return rc;
 }
+
+/*************************************************************************
+** Copy (online backup).
+*/
+
+/* Bytes colvecSegCopyTo moves per read and write. */
+#define SEG_COPY_CHUNK (1024 * 1024)
+
+/*
+** Copies the whole file of open segment pSeg (its nFile bytes, read from
+** the mapping or with pread, so a file unlinked since it was opened is
+** still copied) to a new file zTmpPath, which must end in ".tmp" and must
+** not exist; fsyncs it and renames it to zTmpPath without ".tmp". The
+** caller fsyncs the folder. Asks hook pInt (NULL: none) before each
+** megabyte. Returns COLVEC_OK, or an error with pErr set and nothing left
+** at either name.
+*/
+int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
+                    const ColvecInterrupt *pInt, ColvecErr *pErr) {
+  size_t n = strlen(zTmpPath);
+  ColvecFile *pOut = NULL;
+  uint8_t *aBuf = NULL;
+  char *zFinal = NULL;
+  int64_t iOff = 0;
+  int rc = COLVEC_OK;
+
+  if (n <= 4 || strcmp(zTmpPath + n - 4, ".tmp") != 0) {
+    colvecErrSet(pErr, 0, "colvec: segment temporary \"%s\" must end in .tmp",
+                 zTmpPath);
+    return COLVEC_RANGE;
+  }
+  zFinal = (char *)colvecMallocZero(&rc, (int64_t)n - 3);
+  if (pSeg->pMap == NULL)
+    aBuf = (uint8_t *)colvecMallocZero(&rc, SEG_COPY_CHUNK);
+  if (rc != COLVEC_OK) {
+    colvecFree(zFinal);
+    colvecErrSet(pErr, 0, "colvec: out of memory copying \"%s\"", pSeg->zPath);
+    return rc;
+  }
+  memcpy(zFinal, zTmpPath, n - 4);
+  rc = colvecOsOpen(zTmpPath,
+                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                        COLVEC_OPEN_EXCLUSIVE,
+                    &pOut, pErr);
+  while (rc == COLVEC_OK && iOff < pSeg->nFile) {
+    int64_t nChunk = pSeg->nFile - iOff;
+    const uint8_t *a;
+    if (nChunk > SEG_COPY_CHUNK) nChunk = SEG_COPY_CHUNK;
+    if (COLVEC_INTERRUPTED(pInt)) {
+      colvecErrSet(pErr, 0, "colvec: interrupted");
+      rc = COLVEC_INTERRUPT;
+      break;
+    }
+    if (pSeg->pMap) {
+      a = pSeg->pMap->a + iOff;
+    } else {
+      rc = colvecOsRead(pSeg->pFile, aBuf, nChunk, iOff, pErr);
+      a = aBuf;
+    }
+    if (rc == COLVEC_OK) rc = colvecOsWrite(pOut, a, nChunk, iOff, pErr);
+    iOff += nChunk;
+  }
+  if (rc == COLVEC_OK) rc = colvecOsSync(pOut, pErr);
+  if (pOut) {
+    int rc2 = colvecOsClose(pOut, rc == COLVEC_OK ? pErr : NULL);
+    if (rc == COLVEC_OK) rc = rc2;
+  }
+  if (rc == COLVEC_OK) rc = colvecOsRename(zTmpPath, zFinal, pErr);
+  /* pOut was set only when this call created the temporary */
+  if (rc != COLVEC_OK && pOut) colvecOsUnlink(zTmpPath, NULL);
+  colvecFree(zFinal);
+  colvecFree(aBuf);
+  return rc;
+}

@@ -192,4 +192,19 @@ int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr);
 int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
                         ColvecErr *pErr);
 
+/*************************************************************************
+** Copy (online backup).
+*/
+
+/*
+** Copies the whole file of open segment pSeg to a new file zTmpPath
+** (".tmp", created exclusively), fsyncs it and renames it to the name
+** without ".tmp"; the caller fsyncs the folder. Reads the mapping or the
+** open descriptor, never the path, so a file deleted since pSeg was opened
+** is still copied. Asks pInt (NULL: none) before each megabyte. Returns
+** COLVEC_OK, or an error with pErr set and no file left behind.
+*/
+int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
+                    const ColvecInterrupt *pInt, ColvecErr *pErr);
+
 #endif /* COLVEC_SEGFILE_H */

@@ -830,3 +830,32 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
   }
   return 0;
 }
+
+/* Copies the live set's files; see colvecInt.h. */
+int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
+                       ColvecTick *pTick, int *pnFile, char **pzErr) {
+  ColvecErr err;
+  int rc = SQLITE_OK, i;
+  colvecErrClear(&err);
+  for (i = 0; rc == SQLITE_OK && i < p->nSeg; i++) {
+    ColvecSegHandle *h = p->apSeg[i];
+    char *zTmp = colvecSegPath(zDestDir, h->iSegid, ".tmp");
+    if (zTmp == NULL) return SQLITE_NOMEM;
+    colvecSegHandleRef(h);
+    rc = colvecSegCopyTo(h->pSeg, zTmp, pTick ? &pTick->hook : NULL, &err);
+    colvecSegHandleUnref(p->pConfig, h);
+    sqlite3_free(zTmp);
+    if (rc == COLVEC_INTERRUPT) {
+      rc = colvecTickError(pzErr);
+    } else if (rc != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    } else {
+      (*pnFile)++;
+    }
+  }
+  if (rc == SQLITE_OK && colvecOsSyncDir(zDestDir, &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    rc = SQLITE_IOERR_FSYNC;
+  }
+  return rc;
+}

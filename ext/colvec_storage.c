@@ -1393,6 +1393,20 @@ int colvecStorageSnapshot(sqlite3 *db, const char *zDb, const char *zTab,
   return rc;
 }
 
+/* Begins the read of colvec_backup(); see colvecInt.h. */
+int colvecStorageSchemaHold(sqlite3 *db, const char *zDb,
+                            sqlite3_stmt **ppHold) {
+  char *zSql =
+      sqlite3_mprintf("SELECT count(*) FROM \"%w\".sqlite_schema", zDb);
+  int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, ppHold, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(*ppHold) != SQLITE_ROW) {
+    rc = sqlite3_reset(*ppHold);
+    if (rc == SQLITE_OK) rc = SQLITE_ERROR;
+  }
+  return rc;
+}
+
 /*************************************************************************
 ** Interrupts (see colvecInt.h).
 **
