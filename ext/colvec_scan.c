@@ -11,27 +11,68 @@
 /* Most values of an IN list evaluated in one call. */
 
 /*
-** LIKE/GLOB through SQLite's own matchers. A BLOB never matches when SQLite
-** was built with LIKE_DOESNT_MATCH_BLOBS (as Debian's is). Strings are
-** copied to NUL-terminated buffers (SQLite stops at an embedded NUL too).
+** SQL deciding one LIKE or GLOB as the query's WHERE clause does, indexed
+** by COLVEC_MATCH_GLOB: ?1 is the pattern, ?2 the column value. SQLite
+** renders numbers as text its own way (which changed between versions),
+** follows PRAGMA case_sensitive_like and calls an application's like() or
+** glob(); IS TRUE takes the truth value a WHERE clause takes of the result.
 */
-static int scanMatch(void *pCtx, int mFlags, const uint8_t *zPattern,
-                     int nPattern, const uint8_t *zText, int nText) {
-  char *zP, *zT;
-  int bMatch = 1; /* on OOM keep the row: SQLite re-checks */
-  (void)pCtx;
-  if ((mFlags & COLVEC_MATCH_BLOB) &&
-      sqlite3_compileoption_used("LIKE_DOESNT_MATCH_BLOBS")) {
-    return 0;
+static const char *const azScanMatchSql[] = {"SELECT (?2 LIKE ?1) IS TRUE",
+                                             "SELECT (?2 GLOB ?1) IS TRUE"};
+
+/* The state of scanMatch() over one segment column. */
+typedef struct ScanMatch ScanMatch;
+struct ScanMatch {
+  sqlite3_stmt *pStmt; /* an azScanMatchSql statement, the pattern bound */
+  int rc;              /* the error of a failed call, else SQLITE_OK */
+};
+
+/*
+** ColvecMatchFunc over SQLite: binds the row's value (as the column gives
+** it to SQLite: integer, real, text, blob or NULL) and steps the statement,
+** whose pattern is already bound (pPattern is not read). Returns 1 or 0,
+** or -1 with p->rc set when SQLite fails (out of memory, an interrupt, an
+** error raised by an application's like()).
+*/
+static int scanMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
+                     const ColvecScalar *pRow) {
+  ScanMatch *p = (ScanMatch *)pCtx;
+  sqlite3_stmt *pStmt = p->pStmt;
+  int rc, bMatch = 0;
+  (void)mFlags;
+  (void)pPattern;
+  switch (pRow->eType) {
+  case COLVEC_TYPE_INTEGER:
+    rc = sqlite3_bind_int64(pStmt, 2, pRow->i);
+    break;
+  case COLVEC_TYPE_FLOAT:
+    rc = sqlite3_bind_double(pStmt, 2, pRow->r);
+    break;
+  case COLVEC_TYPE_TEXT: /* "" for an empty value: NULL would bind NULL */
+    rc = sqlite3_bind_text(pStmt, 2, pRow->n ? (const char *)pRow->z : "",
+                           pRow->n, SQLITE_STATIC);
+    break;
+  case COLVEC_TYPE_BLOB:
+    rc = sqlite3_bind_blob(pStmt, 2, pRow->n ? (const void *)pRow->z : "",
+                           pRow->n, SQLITE_STATIC);
+    break;
+  default:
+    rc = sqlite3_bind_null(pStmt, 2);
+    break;
   }
-  zP = sqlite3_mprintf("%.*s", nPattern, zPattern);
-  zT = sqlite3_mprintf("%.*s", nText, zText);
-  if (zP && zT) {
-    bMatch = (mFlags & COLVEC_MATCH_GLOB) ? sqlite3_strglob(zP, zT) == 0
-                                          : sqlite3_strlike(zP, zT, 0) == 0;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) {
+      bMatch = sqlite3_column_int(pStmt, 0) != 0;
+      rc = SQLITE_OK;
+    }
+    if (sqlite3_reset(pStmt) != SQLITE_OK && rc == SQLITE_OK) rc = SQLITE_ERROR;
+    if (rc == SQLITE_DONE) rc = SQLITE_ERROR; /* no row: cannot happen */
   }
-  sqlite3_free(zP);
-  sqlite3_free(zT);
+  if (rc != SQLITE_OK) {
+    p->rc = rc;
+    return -1;
+  }
   return bMatch;
 }
 
@@ -125,6 +166,8 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   char *azOne[1] = {NULL};   /* its copied bytes */
   ColvecScalar *aVal = aOne; /* values (an IN list's on the heap) */
   char **azCopy = azOne;     /* their copied bytes */
+  ScanMatch match = {NULL, SQLITE_OK}; /* LIKE/GLOB: SQLite decides */
+  int bMatch = eOp == COLVEC_OP_LIKE || eOp == COLVEC_OP_GLOB;
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
   if (iCol == COLVEC_PLAN_ROWID) {
@@ -172,14 +215,33 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else if (eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL) {
     aVal[0].eType = COLVEC_TYPE_NULL;
     nVal = 1;
+  } else if (bMatch) {
+    /* a pattern gets no affinity (LIKE and GLOB are functions) */
+    rc = scanScalar(pArg, COLVEC_ATTR_BLOB, &aVal[0], &azCopy[0]);
+    nVal = 1;
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_prepare_v2(pSegs->db,
+                              azScanMatchSql[eOp == COLVEC_OP_GLOB], -1,
+                              &match.pStmt, NULL);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_bind_value(match.pStmt, 1, pArg);
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pSegs->db));
+    }
   } else {
     rc = scanScalar(pArg, eAffinity, &aVal[0], &azCopy[0]);
     nVal = 1;
   }
   if (rc == SQLITE_OK) {
     /* an IN list passes its nVal (maybe 0) members; others read aVal[0] */
-    if (colvecFilterEval(pView, eOp, aVal, nVal, scanMatch, NULL, aBits) !=
-        COLVEC_OK) {
+    int rcEval = colvecFilterEval(pView, eOp, aVal, nVal,
+                                  bMatch ? scanMatch : NULL, &match, aBits);
+    if (rcEval == COLVEC_FILTER_ABORT) {
+      rc = match.rc;
+      if (rc != SQLITE_NOMEM) {
+        *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pSegs->db));
+      }
+    } else if (rcEval != COLVEC_OK) {
       rc = COLVEC_CORRUPT_VTAB;
       *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
                                (long long)h->iSegid, pC->zName);
@@ -187,6 +249,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else if (rc == SCAN_KEEP_ALL) {
     rc = SQLITE_OK;
   }
+  sqlite3_finalize(match.pStmt);
   for (i = 0; i < nVal; i++)
     sqlite3_free(azCopy[i]);
   if (aVal != aOne) { /* an IN list's arrays (NULL when it was empty) */
