@@ -42,15 +42,15 @@
 /* One constraint compiled against one column. */
 typedef struct FilterPred FilterPred;
 struct FilterPred {
-  int eKind;                /* FILTER_NONE .. FILTER_MATCH */
-  int bNullPass;            /* 1 when NULL rows pass */
-  uint64_t mInvert;         /* XORed into the verdicts (0 or ~0) */
-  int64_t iLo;              /* FILTER_INT: lowest passing value */
-  int64_t iHi;              /* FILTER_INT: highest passing value */
-  double rLo;               /* FILTER_REAL: lowest passing value */
-  double rHi;               /* FILTER_REAL: highest passing value */
-  int mCmp;                 /* FILTER_VAR: FILTER_LT|EQ|GT outcomes passing */
-  int mMatch;                   /* FILTER_MATCH: COLVEC_MATCH_* flags */
+  int eKind;        /* FILTER_NONE .. FILTER_MATCH */
+  int bNullPass;    /* 1 when NULL rows pass */
+  uint64_t mInvert; /* XORed into the verdicts (0 or ~0) */
+  int64_t iLo;      /* FILTER_INT: lowest passing value */
+  int64_t iHi;      /* FILTER_INT: highest passing value */
+  double rLo;       /* FILTER_REAL: lowest passing value */
+  double rHi;       /* FILTER_REAL: highest passing value */
+  int mCmp;         /* FILTER_VAR: FILTER_LT|EQ|GT outcomes passing */
+  int mMatch;       /* FILTER_MATCH: COLVEC_MATCH_* flags */
   const ColvecScalar *pPattern; /* FILTER_MATCH: the pattern */
   const uint8_t *z;             /* FILTER_VAR: the value's bytes */
   int n;                        /* bytes at z */
@@ -465,7 +465,7 @@ static int filterMatchKernel(const FilterCtx *pCtx, const FilterPred *p,
       int64_t nText = pCol->aOff[iRow + i + 1] - pCol->aOff[iRow + i];
       if (nText < 0 || nText > 0x7FFFFFFF) return COLVEC_ERROR;
       row.eType = pCol->eStore == COLVEC_STORE_TEXT ? COLVEC_TYPE_TEXT
-                                                     : COLVEC_TYPE_BLOB;
+                                                    : COLVEC_TYPE_BLOB;
       row.z = pCol->aByte + pCol->aOff[iRow + i];
       row.n = (int)nText;
       break;

@@ -69,8 +69,9 @@ static int scanMatchBuiltin(sqlite3 *db, int bGlob) {
   sqlite3_stmt *pStmt = NULL;
   int bBuiltin = 1, rc;
   if (!bGlob && sqlite3_compileoption_used("CASE_SENSITIVE_LIKE")) return 0;
-  rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_function_list "
-                              "WHERE builtin = 0",
+  rc = sqlite3_prepare_v2(db,
+                          "SELECT name FROM pragma_function_list "
+                          "WHERE builtin = 0",
                           -1, &pStmt, NULL);
   while (rc == SQLITE_OK && bBuiltin && sqlite3_step(pStmt) == SQLITE_ROW) {
     const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
@@ -167,8 +168,8 @@ static int scanMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
   int rc, bMatch = 0;
   (void)mFlags;
   (void)pPattern;
-  if (p->zFast && (pRow->eType == COLVEC_TYPE_INTEGER ||
-                   pRow->eType == COLVEC_TYPE_TEXT)) {
+  if (p->zFast &&
+      (pRow->eType == COLVEC_TYPE_INTEGER || pRow->eType == COLVEC_TYPE_TEXT)) {
     return scanMatchFast(p, pRow);
   }
   if (pEntry->val.eType != 0 && scanMatchSame(&pEntry->val, pRow)) {
@@ -305,7 +306,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   char *azOne[1] = {NULL};   /* its copied bytes */
   ColvecScalar *aVal = aOne; /* values (an IN list's on the heap) */
   char **azCopy = azOne;     /* their copied bytes */
-  ScanMatch match; /* LIKE/GLOB: SQLite decides */
+  ScanMatch match;           /* LIKE/GLOB: SQLite decides */
   int bMatch = eOp == COLVEC_OP_LIKE || eOp == COLVEC_OP_GLOB;
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
@@ -371,9 +372,8 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       if (match.aCache) memset(match.aCache, 0, nByte);
     }
     if (rc == SQLITE_OK) {
-      rc = sqlite3_prepare_v2(pSegs->db,
-                              azScanMatchSql[eOp == COLVEC_OP_GLOB], -1,
-                              &match.pStmt, NULL);
+      rc = sqlite3_prepare_v2(pSegs->db, azScanMatchSql[eOp == COLVEC_OP_GLOB],
+                              -1, &match.pStmt, NULL);
     }
     if (rc == SQLITE_OK) rc = sqlite3_bind_value(match.pStmt, 1, pArg);
     match.bGlob = eOp == COLVEC_OP_GLOB;
@@ -387,11 +387,11 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
         scanMatchBuiltin(pSegs->db, match.bGlob)) {
       /* SQLite's own matcher, on the pattern as its text (an integer's
       ** digits; text up to a NUL, as sqlite3_value_text gives it) */
-      match.zFast = aVal[0].eType == COLVEC_TYPE_INTEGER
-                        ? sqlite3_mprintf("%lld", (long long)aVal[0].i)
-                        : sqlite3_mprintf("%.*s", aVal[0].n,
-                                          aVal[0].z ? (const char *)aVal[0].z
-                                                    : "");
+      match.zFast =
+          aVal[0].eType == COLVEC_TYPE_INTEGER
+              ? sqlite3_mprintf("%lld", (long long)aVal[0].i)
+              : sqlite3_mprintf("%.*s", aVal[0].n,
+                                aVal[0].z ? (const char *)aVal[0].z : "");
       if (match.zFast == NULL) rc = SQLITE_NOMEM;
     }
     if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {

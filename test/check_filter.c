@@ -621,9 +621,9 @@ static int tfCheck(TfData *p, int iCol, ColvecPlanOp eOp, const TfCell *aCell,
   }
   tfMatchOpen(&match, p->db);
   memset(aGot, 0xff, nByte + 1);
-  ck_assert_int_eq(colvecFilterEval(&p->aView[iCol], eOp, aVal, nVal, tfMatch,
-                                    &match, aGot),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecFilterEval(&p->aView[iCol], eOp, aVal, nVal, tfMatch, &match, aGot),
+      COLVEC_OK);
   tfMatchClose(&match);
   for (i = 0; i < p->nRow; i++) {
     int bWant = tfBit(aWant, i), bGot = tfBit(aGot, i);
