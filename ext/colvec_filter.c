@@ -15,7 +15,6 @@
 #include "colvec_os.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 /* 64-bit words per chunk, and rows per chunk (a multiple of 8 and 64). */
@@ -28,7 +27,7 @@
 #define FILTER_INT 2   /* iLo <= v <= iHi, on an INT64 column */
 #define FILTER_REAL 3  /* rLo <= v <= rHi, on a DOUBLE column */
 #define FILTER_VAR 4   /* memcmp-order comparison with z[0..n), by mCmp */
-#define FILTER_MATCH 5 /* xMatch with pattern z[0..n) */
+#define FILTER_MATCH 5 /* xMatch with pattern pPattern */
 
 /* Bits of an outcome mask: which comparison results pass. */
 #define FILTER_LT 1 /* column value < constraint value */
@@ -40,24 +39,21 @@
 #define FILTER_I64_MIN (-FILTER_I64_MAX - 1)
 #define FILTER_TWO63 9223372036854775808.0
 
-/* Size of the buffer an int64 is rendered into ("-9223372036854775808"). */
-#define FILTER_NUMBUF 24
-
 /* One constraint compiled against one column. */
 typedef struct FilterPred FilterPred;
 struct FilterPred {
-  int eKind;                /* FILTER_NONE .. FILTER_MATCH */
-  int bNullPass;            /* 1 when NULL rows pass */
-  uint64_t mInvert;         /* XORed into the verdicts (0 or ~0) */
-  int64_t iLo;              /* FILTER_INT: lowest passing value */
-  int64_t iHi;              /* FILTER_INT: highest passing value */
-  double rLo;               /* FILTER_REAL: lowest passing value */
-  double rHi;               /* FILTER_REAL: highest passing value */
-  int mCmp;                 /* FILTER_VAR: FILTER_LT|EQ|GT outcomes passing */
-  int mMatch;               /* FILTER_MATCH: COLVEC_MATCH_* flags */
-  const uint8_t *z;         /* FILTER_VAR value / FILTER_MATCH pattern */
-  int n;                    /* bytes at z */
-  char zBuf[FILTER_NUMBUF]; /* rendered integer pattern (z points here) */
+  int eKind;        /* FILTER_NONE .. FILTER_MATCH */
+  int bNullPass;    /* 1 when NULL rows pass */
+  uint64_t mInvert; /* XORed into the verdicts (0 or ~0) */
+  int64_t iLo;      /* FILTER_INT: lowest passing value */
+  int64_t iHi;      /* FILTER_INT: highest passing value */
+  double rLo;       /* FILTER_REAL: lowest passing value */
+  double rHi;       /* FILTER_REAL: highest passing value */
+  int mCmp;         /* FILTER_VAR: FILTER_LT|EQ|GT outcomes passing */
+  int mMatch;       /* FILTER_MATCH: COLVEC_MATCH_* flags */
+  const ColvecScalar *pPattern; /* FILTER_MATCH: the pattern */
+  const uint8_t *z;             /* FILTER_VAR: the value's bytes */
+  int n;                        /* bytes at z */
 };
 
 /* What one evaluation reads: the column and the LIKE/GLOB matcher. */
@@ -281,16 +277,11 @@ static void filterCompileNumeric(FilterPred *p, int eStore, int mCmp,
   }
 }
 
-/* Renders integer i into zBuf (FILTER_NUMBUF bytes) as SQLite does; returns
-** the length. */
-static int filterRenderInt(int64_t i, char *zBuf) {
-  return snprintf(zBuf, FILTER_NUMBUF, "%lld", (long long)i);
-}
-
 /*
 ** Compiles "column <eOp> *pVal" against pCol into *p (pVal unused for
-** ISNULL/NOTNULL). Returns COLVEC_OK, or COLVEC_ERROR for a malformed value
-** or an operator that is no filter.
+** ISNULL/NOTNULL). LIKE and GLOB ask xMatch once about the NULL rows.
+** Returns COLVEC_OK, COLVEC_FILTER_ABORT when xMatch failed, or
+** COLVEC_ERROR for a malformed value or an operator that is no filter.
 */
 static int filterCompile(const FilterCtx *pCtx, ColvecPlanOp eOp,
                          const ColvecScalar *pVal, FilterPred *p) {
@@ -311,25 +302,20 @@ static int filterCompile(const FilterCtx *pCtx, ColvecPlanOp eOp,
   }
   eVal = filterValueClass(pVal);
   if (eOp == COLVEC_OP_LIKE || eOp == COLVEC_OP_GLOB) {
-    p->mMatch = eOp == COLVEC_OP_GLOB ? COLVEC_MATCH_GLOB : 0;
-    if (eStore == COLVEC_STORE_BLOB || pVal->eType == COLVEC_TYPE_BLOB) {
-      p->mMatch |= COLVEC_MATCH_BLOB;
-    }
-    if (eVal == 0) {
-      filterSetConst(p, 0);
-    } else if (eStore == COLVEC_STORE_DOUBLE ||
-               pVal->eType == COLVEC_TYPE_FLOAT || pCtx->xMatch == NULL) {
+    ColvecScalar nullRow; /* what the NULL rows hold */
+    int bMatch;
+    if (pCtx->xMatch == NULL) {
       filterSetConst(p, 1); /* permissive, see the header */
-    } else {
-      p->eKind = FILTER_MATCH;
-      if (pVal->eType == COLVEC_TYPE_INTEGER) {
-        p->n = filterRenderInt(pVal->i, p->zBuf);
-        p->z = (const uint8_t *)p->zBuf;
-      } else {
-        p->z = pVal->z;
-        p->n = pVal->n;
-      }
+      return COLVEC_OK;
     }
+    p->eKind = FILTER_MATCH;
+    p->mMatch = eOp == COLVEC_OP_GLOB ? COLVEC_MATCH_GLOB : 0;
+    p->pPattern = pVal;
+    memset(&nullRow, 0, sizeof(nullRow));
+    nullRow.eType = COLVEC_TYPE_NULL;
+    bMatch = pCtx->xMatch(pCtx->pMatchCtx, p->mMatch, pVal, &nullRow);
+    if (bMatch < 0) return COLVEC_FILTER_ABORT;
+    p->bNullPass = bMatch > 0;
     return COLVEC_OK;
   }
   mCmp = filterOpMask(eOp);
@@ -450,33 +436,44 @@ static int filterVarKernel(const ColvecColumnView *pCol, const FilterPred *p,
 
 /*
 ** LIKE/GLOB kernel: bit i of aOut is set when row iRow+i matches pattern
-** p->z through pCtx->xMatch. Rows whose bit in aNullW is set are skipped.
-** Returns COLVEC_OK, or COLVEC_ERROR on decreasing offsets or a value too
-** long for xMatch.
+** p->pPattern through pCtx->xMatch, given the row's value as the column
+** stores it. Rows whose bit in aNullW is set are skipped. Returns
+** COLVEC_OK, COLVEC_ERROR on decreasing offsets or a value too long for
+** xMatch, or COLVEC_FILTER_ABORT when xMatch failed.
 */
 static int filterMatchKernel(const FilterCtx *pCtx, const FilterPred *p,
                              int64_t iRow, int64_t n, const uint64_t *aNullW,
                              uint64_t *aOut) {
   const ColvecColumnView *pCol = pCtx->pCol;
-  char zNum[FILTER_NUMBUF];
+  ColvecScalar row; /* the value of the row being matched */
   int64_t i;
   memset(aOut, 0, ((n + 63) >> 6) * sizeof(uint64_t));
+  memset(&row, 0, sizeof(row));
   for (i = 0; i < n; i++) {
-    const uint8_t *zText;
-    int64_t nText;
+    int bMatch;
     if (aNullW && (aNullW[i >> 6] >> (i & 63)) & 1) continue;
-    if (pCol->eStore == COLVEC_STORE_INT64) {
-      nText = filterRenderInt(pCol->aInt[iRow + i], zNum);
-      zText = (const uint8_t *)zNum;
-    } else {
-      nText = pCol->aOff[iRow + i + 1] - pCol->aOff[iRow + i];
-      zText = pCol->aByte + pCol->aOff[iRow + i];
+    switch (pCol->eStore) {
+    case COLVEC_STORE_INT64:
+      row.eType = COLVEC_TYPE_INTEGER;
+      row.i = pCol->aInt[iRow + i];
+      break;
+    case COLVEC_STORE_DOUBLE:
+      row.eType = COLVEC_TYPE_FLOAT;
+      row.r = pCol->aReal[iRow + i];
+      break;
+    default: {
+      int64_t nText = pCol->aOff[iRow + i + 1] - pCol->aOff[iRow + i];
       if (nText < 0 || nText > 0x7FFFFFFF) return COLVEC_ERROR;
+      row.eType = pCol->eStore == COLVEC_STORE_TEXT ? COLVEC_TYPE_TEXT
+                                                    : COLVEC_TYPE_BLOB;
+      row.z = pCol->aByte + pCol->aOff[iRow + i];
+      row.n = (int)nText;
+      break;
     }
-    if (pCtx->xMatch(pCtx->pMatchCtx, p->mMatch, p->z, p->n, zText,
-                     (int)nText)) {
-      aOut[i >> 6] |= (uint64_t)1 << (i & 63);
     }
+    bMatch = pCtx->xMatch(pCtx->pMatchCtx, p->mMatch, p->pPattern, &row);
+    if (bMatch < 0) return COLVEC_FILTER_ABORT;
+    if (bMatch) aOut[i >> 6] |= (uint64_t)1 << (i & 63);
   }
   return COLVEC_OK;
 }

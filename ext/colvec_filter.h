@@ -15,15 +15,14 @@
 **   - Integer against real is compared exactly (as sqlite3IntFloatCompare:
 **     2^53+1 > 9007199254740992.0, no rounding of either side); -0.0 == 0.0.
 **   - Text and blob compare with memcmp, then the shorter first.
-**   - LIKE / GLOB: xMatch(pCtx, mFlags, zPattern, nPattern, zText, nText)
-**     decides, with the column value as SQLite renders it as text (integers
-**     as "%lld"; text and blob bytes as stored) and an integer pattern
-**     rendered the same way. mFlags has COLVEC_MATCH_BLOB when the value or
-**     the pattern is a blob: a SQLite built with LIKE_DOESNT_MATCH_BLOBS
-**     (Debian's is) then matches nothing, others match the bytes. Permissive: a
-*REAL column, or a REAL pattern,
-**     keeps every non-NULL row (SQLite's rendering of doubles varies by
-**     version), and so does a NULL xMatch.
+**   - LIKE / GLOB: xMatch(pCtx, mFlags, pPattern, pRow) decides every row,
+**     given the pattern as it came (no affinity) and the row's value as the
+**     column holds it (INTEGER for an INT64 column, FLOAT for a DOUBLE one,
+**     TEXT or BLOB bytes, NULL). The NULL rows are decided by one call with
+**     a NULL pRow. The caller evaluates them as the SQLite it runs on does
+**     (its rendering of numbers as text, PRAGMA case_sensitive_like, an
+**     application's like() or glob()), so the result is exact. Permissive:
+**     with a NULL xMatch every non-NULL row passes.
 ** The caller has already given x the column's affinity, as SQLite would
 ** when comparing the column with a value that has no affinity.
 */
@@ -70,13 +69,21 @@ struct ColvecColumnView {
 };
 
 /* Flags of a ColvecMatchFunc call. */
-#define COLVEC_MATCH_GLOB 1 /* GLOB (case-sensitive); LIKE when clear */
-#define COLVEC_MATCH_BLOB 2 /* the column value or the pattern is a BLOB */
+#define COLVEC_MATCH_GLOB 1 /* GLOB; LIKE when clear */
 
-/* LIKE/GLOB matcher: returns 1 when zText[0..nText) matches the pattern
-** (neither is NUL-terminated; SQLite stops at an embedded NUL). */
-typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags, const uint8_t *zPattern,
-                               int nPattern, const uint8_t *zText, int nText);
+/* Return of colvecFilterEval when xMatch failed (SQLITE_ABORT). */
+#define COLVEC_FILTER_ABORT 4
+
+/*
+** LIKE/GLOB matcher: returns 1 when row value *pRow matches pattern
+** *pPattern (the same pattern for every call of one colvecFilterEval),
+** 0 when it does not, and a negative number on an error (the evaluation
+** stops and returns COLVEC_FILTER_ABORT; the matcher keeps the reason).
+** Text and blob bytes are not NUL-terminated.
+*/
+typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags,
+                               const ColvecScalar *pPattern,
+                               const ColvecScalar *pRow);
 
 /*
 ** ANDs the result of "column <eOp> value(s)" into aBits, one bit per row
@@ -87,10 +94,11 @@ typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags, const uint8_t *zPattern,
 ** aVal; every other operator reads aVal[0] (nVal >= 1). xMatch (may be NULL,
 ** see above) and pCtx serve LIKE and GLOB only.
 **
-** Returns COLVEC_OK, or COLVEC_ERROR for an operator that is no filter, a
-** malformed value, or a malformed view (missing array, offsets outside
-** [0, nByte] or decreasing); after an error aBits holds unspecified bits.
-** Allocates nothing; the work is linear in nRow (times nVal for IN).
+** Returns COLVEC_OK, COLVEC_FILTER_ABORT when xMatch failed, or
+** COLVEC_ERROR for an operator that is no filter, a malformed value, or a
+** malformed view (missing array, offsets outside [0, nByte] or
+** decreasing); after an error aBits holds unspecified bits. Allocates
+** nothing; the work is linear in nRow (times nVal for IN).
 */
 int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
                      const ColvecScalar *aVal, int nVal, ColvecMatchFunc xMatch,

@@ -2,7 +2,10 @@
 ** colvec_scan.c — evaluating a plan's filters over one segment, one column
 ** at a time, into a bitmap of passing rows (the filter phase: no other
 ** column is read). The values come from xFilter's argv; they are given the
-** column's affinity first, as SQLite does when it compares.
+** column's affinity first, as SQLite does when it compares, except the
+** patterns of LIKE and GLOB (functions, which apply none). LIKE and GLOB
+** are decided by SQLite itself, so that a KNN returns the rows its WHERE
+** clause accepts, no more and no fewer.
 */
 #include "colvecInt.h"
 
@@ -11,27 +14,201 @@
 /* Most values of an IN list evaluated in one call. */
 
 /*
-** LIKE/GLOB through SQLite's own matchers. A BLOB never matches when SQLite
-** was built with LIKE_DOESNT_MATCH_BLOBS (as Debian's is). Strings are
-** copied to NUL-terminated buffers (SQLite stops at an embedded NUL too).
+** SQL deciding one LIKE or GLOB as the query's WHERE clause does, indexed
+** by COLVEC_MATCH_GLOB: ?1 is the pattern, ?2 the column value. SQLite
+** renders numbers as text its own way (which changed between versions),
+** follows PRAGMA case_sensitive_like and calls an application's like() or
+** glob(); IS TRUE takes the truth value a WHERE clause takes of the result.
 */
-static int scanMatch(void *pCtx, int mFlags, const uint8_t *zPattern,
-                     int nPattern, const uint8_t *zText, int nText) {
-  char *zP, *zT;
-  int bMatch = 1; /* on OOM keep the row: SQLite re-checks */
-  (void)pCtx;
-  if ((mFlags & COLVEC_MATCH_BLOB) &&
-      sqlite3_compileoption_used("LIKE_DOESNT_MATCH_BLOBS")) {
-    return 0;
+static const char *const azScanMatchSql[] = {"SELECT (?2 LIKE ?1) IS TRUE",
+                                             "SELECT (?2 GLOB ?1) IS TRUE"};
+
+/* Most entries of scanMatch()'s cache of verdicts (a power of two); a
+** segment of fewer rows gets the power of two at or above its row count. */
+#define SCAN_MATCH_CACHE 4096
+
+/* One remembered verdict: a row value (bytes point into the segment, which
+** stays mapped while the filter runs) and whether it matched. */
+typedef struct ScanMatchEntry ScanMatchEntry;
+struct ScanMatchEntry {
+  ColvecScalar val; /* the value (eType 0: empty entry) */
+  int bMatch;       /* SQLite's verdict for it */
+};
+
+/*
+** Rows from which a segment's LIKE or GLOB looks for a shortcut: when the
+** connection's like() or glob() is SQLite's own, text and integer values
+** are matched with sqlite3_strlike() / sqlite3_strglob() directly (the
+** same matcher, without a statement per value). Finding out costs a scan
+** of PRAGMA function_list, worth it only over many rows.
+*/
+#define SCAN_MATCH_FAST_ROWS 4096
+
+/* The state of scanMatch() over one segment column. */
+typedef struct ScanMatch ScanMatch;
+struct ScanMatch {
+  sqlite3_stmt *pStmt;    /* an azScanMatchSql statement, the pattern bound */
+  int rc;                 /* the error of a failed call, else SQLITE_OK */
+  ScanMatchEntry *aCache; /* remembered verdicts, by value hash */
+  unsigned mCache;        /* entries in aCache minus 1 */
+  int bGlob;              /* GLOB, else LIKE */
+  char *zFast;            /* the pattern as text when the shortcut applies */
+  char *zText;            /* shortcut: a text value, NUL-terminated */
+  int nText;              /* bytes allocated at zText */
+};
+
+/*
+** Returns 1 when LIKE (bGlob=0) or GLOB (bGlob=1) on connection db is
+** SQLite's own function, as sqlite3_strlike() / sqlite3_strglob() match:
+** PRAGMA function_list shows no function of that name defined by the
+** application (PRAGMA case_sensitive_like defines one too), and LIKE is
+** not case-sensitive by compile option. 0 otherwise, or when it cannot
+** tell (the pragma left out, out of memory).
+*/
+static int scanMatchBuiltin(sqlite3 *db, int bGlob) {
+  sqlite3_stmt *pStmt = NULL;
+  int bBuiltin = 1, rc;
+  if (!bGlob && sqlite3_compileoption_used("CASE_SENSITIVE_LIKE")) return 0;
+  rc = sqlite3_prepare_v2(db,
+                          "SELECT name FROM pragma_function_list "
+                          "WHERE builtin = 0",
+                          -1, &pStmt, NULL);
+  while (rc == SQLITE_OK && bBuiltin && sqlite3_step(pStmt) == SQLITE_ROW) {
+    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+    if (zName && sqlite3_stricmp(zName, bGlob ? "glob" : "like") == 0) {
+      bBuiltin = 0;
+    }
   }
-  zP = sqlite3_mprintf("%.*s", nPattern, zPattern);
-  zT = sqlite3_mprintf("%.*s", nText, zText);
-  if (zP && zT) {
-    bMatch = (mFlags & COLVEC_MATCH_GLOB) ? sqlite3_strglob(zP, zT) == 0
-                                          : sqlite3_strlike(zP, zT, 0) == 0;
+  if (sqlite3_finalize(pStmt) != SQLITE_OK || rc != SQLITE_OK) bBuiltin = 0;
+  return bBuiltin;
+}
+
+/*
+** The shortcut of scanMatch(): matches an INTEGER (rendered as SQLite
+** renders it) or TEXT value *pRow against p->zFast. Returns 1, 0, or -1
+** with p->rc set when out of memory.
+*/
+static int scanMatchFast(ScanMatch *p, const ColvecScalar *pRow) {
+  char zNum[24];
+  const char *zText = zNum;
+  if (pRow->eType == COLVEC_TYPE_INTEGER) {
+    sqlite3_snprintf(sizeof(zNum), zNum, "%lld", (long long)pRow->i);
+  } else {
+    if (pRow->n >= p->nText) {
+      int nNew = pRow->n + 64;
+      char *zNew = sqlite3_realloc64(p->zText, (sqlite3_uint64)nNew);
+      if (zNew == NULL) {
+        p->rc = SQLITE_NOMEM;
+        return -1;
+      }
+      p->zText = zNew;
+      p->nText = nNew;
+    }
+    if (pRow->n > 0) memcpy(p->zText, pRow->z, (size_t)pRow->n);
+    p->zText[pRow->n] = 0; /* SQLite's matcher stops at a NUL too */
+    zText = p->zText;
   }
-  sqlite3_free(zP);
-  sqlite3_free(zT);
+  return (p->bGlob ? sqlite3_strglob(p->zFast, zText)
+                   : sqlite3_strlike(p->zFast, zText, 0)) == 0;
+}
+
+/*
+** Returns the cache slot of value *p: a hash of its type and its bytes
+** (the bit pattern of a number, so that -0.0 and 0.0 stay apart).
+*/
+static unsigned scanMatchSlot(const ColvecScalar *p, unsigned mCache) {
+  const uint8_t *z;
+  int n, k;
+  uint64_t h = 14695981039346656037ULL ^ (uint64_t)p->eType;
+  if (p->eType == COLVEC_TYPE_INTEGER) {
+    z = (const uint8_t *)&p->i;
+    n = (int)sizeof(p->i);
+  } else if (p->eType == COLVEC_TYPE_FLOAT) {
+    z = (const uint8_t *)&p->r;
+    n = (int)sizeof(p->r);
+  } else {
+    z = p->z;
+    n = p->n;
+  }
+  for (k = 0; k < n; k++)
+    h = (h ^ z[k]) * 1099511628211ULL;
+  return (unsigned)(h ^ (h >> 29)) & mCache;
+}
+
+/* Returns non-zero when values *a and *b are the same (type and bits). */
+static int scanMatchSame(const ColvecScalar *a, const ColvecScalar *b) {
+  if (a->eType != b->eType) return 0;
+  switch (a->eType) {
+  case COLVEC_TYPE_INTEGER:
+    return a->i == b->i;
+  case COLVEC_TYPE_FLOAT:
+    return memcmp(&a->r, &b->r, sizeof(a->r)) == 0;
+  case COLVEC_TYPE_TEXT:
+  case COLVEC_TYPE_BLOB:
+    return a->n == b->n && (a->n == 0 || memcmp(a->z, b->z, a->n) == 0);
+  default:
+    return 1;
+  }
+}
+
+/*
+** ColvecMatchFunc over SQLite: binds the row's value (as the column gives
+** it to SQLite: integer, real, text, blob or NULL) and steps the statement,
+** whose pattern is already bound (pPattern is not read). A value seen
+** before in this column takes the verdict remembered for it (like() and
+** glob() are taken to be deterministic, as SQLite's are). Returns 1 or 0,
+** or -1 with p->rc set when SQLite fails (out of memory, an interrupt, an
+** error raised by an application's like()).
+*/
+static int scanMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
+                     const ColvecScalar *pRow) {
+  ScanMatch *p = (ScanMatch *)pCtx;
+  sqlite3_stmt *pStmt = p->pStmt;
+  ScanMatchEntry *pEntry = &p->aCache[scanMatchSlot(pRow, p->mCache)];
+  int rc, bMatch = 0;
+  (void)mFlags;
+  (void)pPattern;
+  if (p->zFast &&
+      (pRow->eType == COLVEC_TYPE_INTEGER || pRow->eType == COLVEC_TYPE_TEXT)) {
+    return scanMatchFast(p, pRow);
+  }
+  if (pEntry->val.eType != 0 && scanMatchSame(&pEntry->val, pRow)) {
+    return pEntry->bMatch;
+  }
+  switch (pRow->eType) {
+  case COLVEC_TYPE_INTEGER:
+    rc = sqlite3_bind_int64(pStmt, 2, pRow->i);
+    break;
+  case COLVEC_TYPE_FLOAT:
+    rc = sqlite3_bind_double(pStmt, 2, pRow->r);
+    break;
+  case COLVEC_TYPE_TEXT: /* "" for an empty value: NULL would bind NULL */
+    rc = sqlite3_bind_text(pStmt, 2, pRow->n ? (const char *)pRow->z : "",
+                           pRow->n, SQLITE_STATIC);
+    break;
+  case COLVEC_TYPE_BLOB:
+    rc = sqlite3_bind_blob(pStmt, 2, pRow->n ? (const void *)pRow->z : "",
+                           pRow->n, SQLITE_STATIC);
+    break;
+  default:
+    rc = sqlite3_bind_null(pStmt, 2);
+    break;
+  }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) {
+      bMatch = sqlite3_column_int(pStmt, 0) != 0;
+      rc = SQLITE_OK;
+    }
+    if (sqlite3_reset(pStmt) != SQLITE_OK && rc == SQLITE_OK) rc = SQLITE_ERROR;
+    if (rc == SQLITE_DONE) rc = SQLITE_ERROR; /* no row: cannot happen */
+  }
+  if (rc != SQLITE_OK) {
+    p->rc = rc;
+    return -1;
+  }
+  pEntry->val = *pRow;
+  pEntry->bMatch = bMatch;
   return bMatch;
 }
 
@@ -113,7 +290,11 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
 ** Evaluates one filter argument (operator eOp on column iCol, value pArg)
 ** over segment h, ANDing into aBits. An IN list (of any length) holding a
 ** number compared with a text column leaves aBits alone
-** (SQLite re-checks every row); an empty IN list clears it.
+** (SQLite re-checks every row); an empty IN list clears it. LIKE and GLOB
+** prepare their azScanMatchSql statement on the connection and ask it
+** about each distinct value of the column (as far as the cache of verdicts
+** holds them); its errors are returned with *pzErr set ("colvec: " and
+** SQLite's message).
 */
 static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
                          ColvecPlanOp eOp, sqlite3_value *pArg, uint8_t *aBits,
@@ -125,8 +306,11 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   char *azOne[1] = {NULL};   /* its copied bytes */
   ColvecScalar *aVal = aOne; /* values (an IN list's on the heap) */
   char **azCopy = azOne;     /* their copied bytes */
+  ScanMatch match;           /* LIKE/GLOB: SQLite decides */
+  int bMatch = eOp == COLVEC_OP_LIKE || eOp == COLVEC_OP_GLOB;
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
 
+  memset(&match, 0, sizeof(match));
   if (iCol == COLVEC_PLAN_ROWID) {
     memset(&rowidView, 0, sizeof(rowidView));
     rowidView.eStore = COLVEC_STORE_INT64;
@@ -172,14 +356,61 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else if (eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL) {
     aVal[0].eType = COLVEC_TYPE_NULL;
     nVal = 1;
+  } else if (bMatch) {
+    /* a pattern gets no affinity (LIKE and GLOB are functions) */
+    rc = scanScalar(pArg, COLVEC_ATTR_BLOB, &aVal[0], &azCopy[0]);
+    nVal = 1;
+    if (rc == SQLITE_OK) {
+      size_t nByte;
+      match.mCache = 1;
+      while (match.mCache < SCAN_MATCH_CACHE && match.mCache < h->nRow + 1) {
+        match.mCache *= 2;
+      }
+      nByte = sizeof(ScanMatchEntry) * match.mCache--;
+      match.aCache = sqlite3_malloc64(nByte);
+      if (match.aCache == NULL) rc = SQLITE_NOMEM;
+      if (match.aCache) memset(match.aCache, 0, nByte);
+    }
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_prepare_v2(pSegs->db, azScanMatchSql[eOp == COLVEC_OP_GLOB],
+                              -1, &match.pStmt, NULL);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_bind_value(match.pStmt, 1, pArg);
+    match.bGlob = eOp == COLVEC_OP_GLOB;
+    if (rc == SQLITE_OK && h->nRow >= SCAN_MATCH_FAST_ROWS &&
+        (pView->eStore == COLVEC_STORE_INT64 ||
+         pView->eStore == COLVEC_STORE_TEXT) &&
+        (aVal[0].eType == COLVEC_TYPE_TEXT ||
+         aVal[0].eType == COLVEC_TYPE_INTEGER) &&
+        (aVal[0].eType == COLVEC_TYPE_TEXT ? aVal[0].n : 20) <=
+            sqlite3_limit(pSegs->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, -1) &&
+        scanMatchBuiltin(pSegs->db, match.bGlob)) {
+      /* SQLite's own matcher, on the pattern as its text (an integer's
+      ** digits; text up to a NUL, as sqlite3_value_text gives it) */
+      match.zFast =
+          aVal[0].eType == COLVEC_TYPE_INTEGER
+              ? sqlite3_mprintf("%lld", (long long)aVal[0].i)
+              : sqlite3_mprintf("%.*s", aVal[0].n,
+                                aVal[0].z ? (const char *)aVal[0].z : "");
+      if (match.zFast == NULL) rc = SQLITE_NOMEM;
+    }
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pSegs->db));
+    }
   } else {
     rc = scanScalar(pArg, eAffinity, &aVal[0], &azCopy[0]);
     nVal = 1;
   }
   if (rc == SQLITE_OK) {
     /* an IN list passes its nVal (maybe 0) members; others read aVal[0] */
-    if (colvecFilterEval(pView, eOp, aVal, nVal, scanMatch, NULL, aBits) !=
-        COLVEC_OK) {
+    int rcEval = colvecFilterEval(pView, eOp, aVal, nVal,
+                                  bMatch ? scanMatch : NULL, &match, aBits);
+    if (rcEval == COLVEC_FILTER_ABORT) {
+      rc = match.rc;
+      if (rc != SQLITE_NOMEM) {
+        *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pSegs->db));
+      }
+    } else if (rcEval != COLVEC_OK) {
       rc = COLVEC_CORRUPT_VTAB;
       *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
                                (long long)h->iSegid, pC->zName);
@@ -187,6 +418,10 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   } else if (rc == SCAN_KEEP_ALL) {
     rc = SQLITE_OK;
   }
+  sqlite3_finalize(match.pStmt);
+  sqlite3_free(match.aCache);
+  sqlite3_free(match.zFast);
+  sqlite3_free(match.zText);
   for (i = 0; i < nVal; i++)
     sqlite3_free(azCopy[i]);
   if (aVal != aOne) { /* an IN list's arrays (NULL when it was empty) */

@@ -643,6 +643,7 @@ static const char *const storageOpSql[] = {
 ** form ('5.0' = 5 when the number comes with an affinity of its own, as
 ** from an INTEGER column in a subquery), which a bound parameter, having
 ** no affinity, would not. Every row is returned and SQLite re-checks.
+** LIKE and GLOB are functions, which apply no affinity: always written.
 */
 static int storageFilterSkipped(const ColvecConfig *pC,
                                 const ColvecPlanArg *pArg,
@@ -654,7 +655,8 @@ static int storageFilterSkipped(const ColvecConfig *pC,
   }
   pCol = &pC->aCol[pArg->iCol];
   if (pCol->bVector || pCol->eAttr != COLVEC_ATTR_TEXT ||
-      pArg->eOp == COLVEC_OP_ISNULL || pArg->eOp == COLVEC_OP_NOTNULL) {
+      pArg->eOp == COLVEC_OP_ISNULL || pArg->eOp == COLVEC_OP_NOTNULL ||
+      pArg->eOp == COLVEC_OP_LIKE || pArg->eOp == COLVEC_OP_GLOB) {
     return 0;
   }
   if (pArg->eOp == COLVEC_OP_IN) {

@@ -45,10 +45,7 @@
 ** empty IN lists and empty subqueries in IN, COLVEC_FUZZ_AVOID=numeric_text
 ** the text '1e3' (two known bugs, fixed separately), COLVEC_FUZZ_AVOID=big_in
 ** rowid IN lists over 4,096 values in KNN (a finding not fixed yet); several
-** may be given, separated by commas. Without COLVEC_FUZZ_AVOID, like_number
-** is avoided: a KNN filter with LIKE or GLOB on an integer or real column is
-** applied after the search over segments, so such a KNN may return fewer
-** than k rows (an open finding); COLVEC_FUZZ_AVOID= (empty) tries it too.
+** may be given, separated by commas.
 */
 #include "colvec.h"
 #include "colvec_os.h"
@@ -86,7 +83,6 @@ struct Fz {
   int bAvoidEmptyIn;     /* leave out empty IN lists */
   int bAvoidNumericText; /* no '1e3' text values */
   int bAvoidBigIn;       /* rowid IN lists of at most 4,000 values */
-  int bAvoidLikeNumber;  /* no LIKE/GLOB on a or b in a KNN (open finding) */
   char *zLog;            /* statements of this run (sqlite3_malloc) */
   int nLog;              /* bytes used in zLog */
   int nLogAlloc;         /* bytes allocated */
@@ -389,10 +385,6 @@ static void fzFilter(Fz *f, sqlite3_str *s, FzIn *p, int bKnn) {
       if (c % 4 != 3) {
         unsigned d = fzByte(p);
         if (bKnn && (d & 7) == 6) d = 0; /* NOT LIKE is not pushed */
-        if (bKnn && f->bAvoidLikeNumber && c % 4 != 2) {
-          sqlite3_str_appendall(s, " IS NOT NULL");
-          break;
-        }
         sqlite3_str_appendall(s, azPattern[d & 7]);
         break;
       }
@@ -880,11 +872,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData) {
     f.bAvoidEmptyIn = zAvoid && strstr(zAvoid, "empty_in") != NULL;
     f.bAvoidNumericText = zAvoid && strstr(zAvoid, "numeric_text") != NULL;
     f.bAvoidBigIn = zAvoid && strstr(zAvoid, "big_in") != NULL;
-    /* open finding, avoided unless COLVEC_FUZZ_AVOID is set (to anything,
-    ** "" included, that does not name it): a KNN whose filter has LIKE or
-    ** GLOB on an integer or real column applies it after the search over
-    ** segments (exact over the delta), so it may return fewer than k rows */
-    f.bAvoidLikeNumber = zAvoid == NULL || strstr(zAvoid, "like_number");
   }
   f.nLog = 0;
   if (f.zLog) f.zLog[0] = 0;
