@@ -19,7 +19,8 @@
 # target's libtcl8.6 and the sqlite3 Tcl package compiled from the SQLite
 # sources tool/sqlite-matrix.sh caches (Debian's tclsh and libsqlite3-tcl
 # are not multiarch: their :arm64 or :i386 versions would replace the host's).
-# COLVEC_CROSS_TCL=0 runs the Check suites only.
+# COLVEC_CROSS_TCL=0 runs the Check suites only; COLVEC_CROSS_TCL_TESTS
+# names the Tcl suites to run (default: all of them).
 #
 # Why cross compilers and not gcc -m32: on Debian 12 gcc-multilib and
 # gcc-aarch64-linux-gnu cannot be installed together; gcc-i686-linux-gnu and
@@ -106,11 +107,24 @@ if [ ! -f Makefile ] || [ "$top/configure" -nt Makefile ]; then
 fi
 make -j"$jobs" >make.out 2>&1 || { tail -40 make.out; say "build failed"; exit 1; }
 # Under qemu-user the suites' fork() goes through tool/qemu-fork.c (the
-# child of glibc's fork() can hang there).
+# child of glibc's fork() can hang there), preloaded in the guest. The
+# guest's environment reaches the host programs the suites run (sh,
+# sqlite3), so LD_PRELOAD names $LIB/qemu-fork.so: the guest's loader finds
+# the shim under lib/MULTIARCH, the host's an empty library under its own.
+# The runner is a host script, qemu-run, so that no "$" goes through make.
 if [ -n "$runner" ]; then
-  "$cc" -O2 -shared -fPIC -o qemu-fork.so "$top/tool/qemu-fork.c" \
-    || { say "could not build qemu-fork.so"; exit 1; }
-  runner="$runner -E LD_PRELOAD=$out/qemu-fork.so"
+  hostmulti=$(${HOST_CC:-cc} -print-multiarch 2>/dev/null)
+  [ -n "$hostmulti" ] || hostmulti=$(uname -m)-linux-gnu
+  mkdir -p "preload/lib/$multi" "preload/lib/$hostmulti" || exit 1
+  "$cc" -O2 -shared -fPIC -o "preload/lib/$multi/qemu-fork.so" \
+    "$top/tool/qemu-fork.c" || { say "could not build qemu-fork.so"; exit 1; }
+  echo 'int colvecQemuForkHost;' >preload/host.c
+  ${HOST_CC:-cc} -shared -fPIC -o "preload/lib/$hostmulti/qemu-fork.so" \
+    preload/host.c || { say "could not build the host qemu-fork.so"; exit 1; }
+  printf '#!/bin/sh\nexec %s -E '"'"'LD_PRELOAD=%s/preload/$LIB/qemu-fork.so'"'"' "$@"\n' \
+    "$runner" "$out" >qemu-run
+  chmod +x qemu-run
+  runner=$out/qemu-run
 fi
 suites=$(make -s print-check-suites)
 
@@ -140,10 +154,25 @@ if [ -n "$runner" ]; then
   export COLVEC_TEST_SCALE=${COLVEC_TEST_SCALE:-10}
   say "emulated: COLVEC_TEST_SCALE=$COLVEC_TEST_SCALE"
 fi
+# COLVEC_CROSS_TCL_TESTS names the Tcl suites to run (default: all).
+if [ -n "$tcl_tests" ] && [ -n "${COLVEC_CROSS_TCL_TESTS:-}" ]; then
+  tcl_tests=$COLVEC_CROSS_TCL_TESTS
+fi
+# The Tcl suites start child tclsh processes ([info nameofexecutable]).
+# Under qemu-user a guest cannot exec a guest program (no binfmt_misc
+# needed or assumed), so tclsh runs through a host script that starts it
+# under qemu and passes its own path as argv[0] (-0): the children exec
+# that script, which the host runs.
+tclsh=$out/tcl/tclsh
+if [ -n "$tcl_tests" ] && [ -n "$runner" ]; then
+  tclsh=$out/tcl/tclsh-run
+  printf '#!/bin/sh\nexec %s -0 "$0" %s "$@"\n' "$runner" "$out/tcl/tclsh" >"$tclsh"
+  chmod +x "$tclsh"
+fi
 say "running on $arch: $(echo $suites | wc -w) Check suites, $(echo $tcl_tests | wc -w) Tcl suites"
 rm -f test-suite.log
 make -j"$jobs" check TESTS="$suites $tcl_tests" LOG_COMPILER="$runner" \
-  TEST_LOG_COMPILER="$runner $out/tcl/tclsh" \
+  TEST_LOG_COMPILER="$tclsh" \
   TESTS_ENVIRONMENT="TCLLIBPATH='$out/tcl/lib'; export TCLLIBPATH;" \
   >check.out 2>&1
 rc=$?
