@@ -17,6 +17,7 @@
 */
 #include "colvec_filter.h"
 #include "colvec_os.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <float.h>
@@ -749,9 +750,9 @@ END_TEST
 ** with duplicates and NULLs, over 5000 rows (two chunks, a partial word). */
 START_TEST(test_random) {
   TfData d;
-  int iRound, nNonEmpty = 0;
+  int iRound, nNonEmpty = 0, nRound = testScaled(4000, 400);
   tfBuild(&d, 5000 + 37, 12);
-  for (iRound = 0; iRound < 4000; iRound++) {
+  for (iRound = 0; iRound < nRound; iRound++) {
     TfCell aCell[8];
     int iCol = tfRandInt(TF_NCOL), nVal = 1, i;
     ColvecPlanOp eOp =
@@ -772,7 +773,7 @@ START_TEST(test_random) {
     if (tfCheck(&d, iCol, eOp, aCell, nVal) > 0) nNonEmpty++;
   }
   /* The comparisons were not all trivially empty. */
-  ck_assert_int_gt(nNonEmpty, 1400);
+  ck_assert_int_gt(nNonEmpty, nRound * 7 / 20);
   tfFree(&d);
 }
 END_TEST
@@ -788,7 +789,7 @@ START_TEST(test_sizes) {
     tfBuild(&d, anRow[iSize], 0);
     for (iCol = 0; iCol < TF_NCOL; iCol++)
       d.aView[iCol].aNull = NULL;
-    for (iRound = 0; iRound < 120; iRound++) {
+    for (iRound = 0; iRound < testScaled(120, 24); iRound++) {
       TfCell c;
       ColvecPlanOp eOp = (ColvecPlanOp)(COLVEC_OP_EQ + iRound % 12);
       tfPickRhs(&d, &c);

@@ -41,11 +41,14 @@
 ** journal modes and both fault modes (`make check-ioerr`);
 ** COLVEC_IOERR_KIND=name runs one kind; COLVEC_IOERR_N=n (with a kind and
 ** CK_RUN_CASE=delete or wal) tries only N=n; COLVEC_IOERR_VERBOSE=1 prints
-** every note.
+** every note; COLVEC_TEST_SCALE=n (emulated runs, test/testscale.h) tries
+** one in n of the short version's fault points (each kind's first, and the
+** pins, still run).
 */
 #include "colvec_os.h"
 #include "faultlib.h"
 #include "testsay.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <errno.h>
@@ -503,7 +506,7 @@ static void ioLoop(int eJournal) {
   const char *zKind = getenv("COLVEC_IOERR_KIND");
   const char *zN = getenv("COLVEC_IOERR_N");
   const char *zJournal = eJournal == FAULT_JOURNAL_WAL ? "wal" : "delete";
-  int iKind, nFail = 0, nRun = 0;
+  int iKind, nFail = 0, nRun = 0, nThin = IO_THIN * testScale();
   time_t t0 = time(NULL);
   faultLibInit();
   ioReference(&aRef[FAULT_ACCESS_MMAP], eJournal, FAULT_ACCESS_MMAP);
@@ -533,7 +536,7 @@ static void ioLoop(int eJournal) {
         ** step, persistent ones at every other step */
         nN = ioPick(pRef, pKind->eOp, 0, bPersist, 0, aN, IO_MAX_N);
       }
-      for (i = 0; i < nN; i += bFull || zN ? 1 : IO_THIN) {
+      for (i = 0; i < nN; i += bFull || zN ? 1 : nThin) {
         ioRun(pKind, pRef, eJournal, aN[i], bPersist, &t);
       }
       if (!bFull && !zN && !bPersist && eJournal == FAULT_JOURNAL_DELETE) {
@@ -548,7 +551,7 @@ static void ioLoop(int eJournal) {
           if (iPinN >= pRef->aStart[ioPins[iPin].iStep + 1][pKind->eOp]) {
             continue; /* the step makes fewer calls in this mode */
           }
-          for (j = 0; j < nN && aN[j] != iPinN; j += IO_THIN) {
+          for (j = 0; j < nN && aN[j] != iPinN; j += nThin) {
           }
           if (j >= nN) ioRun(pKind, pRef, eJournal, iPinN, bPersist, &t);
         }

@@ -29,10 +29,13 @@
 *77
 ** when it is unset. CK_RUN_CASE=script1_transient (etc.) runs one case;
 ** COLVEC_OOM_N=n tries only N=n (to reproduce a report); COLVEC_OOM_FULL=1
-** tries every N (minutes; also set CK_TIMEOUT_MULTIPLIER=20).
+** tries every N (minutes; also set CK_TIMEOUT_MULTIPLIER=20);
+** COLVEC_TEST_SCALE=n (emulated runs, test/testscale.h) thins the N values
+** tried between statement starts n times more (every start is still tried).
 */
 #include <sqlite3.h>
 #include "testsay.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <errno.h>
@@ -681,7 +684,7 @@ static void oomReference(OomScript *p) {
 */
 static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
   long long iPrev = 0, iNext, iEnd = p->nAllocRef;
-  int i;
+  int i, nThin = OOM_THIN * testScale();
   for (i = 0; i < p->nBound; i++) {
     if (p->aBound[i] <= N && p->aBound[i] > iPrev) iPrev = p->aBound[i];
     if (p->aBound[i] > N && p->aBound[i] < iEnd) iEnd = p->aBound[i];
@@ -690,11 +693,11 @@ static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
       (N + 1 < iPrev + 1000 || N + 1 + 1000 > iEnd)) {
     return N + 1;
   }
-  if (N + 1 < nDense / OOM_THIN ||
-      N + 1 < iPrev + (p->nWindow ? p->nWindow : OOM_WINDOW) / OOM_THIN) {
+  if (N + 1 < nDense / nThin ||
+      N + 1 < iPrev + (p->nWindow ? p->nWindow : OOM_WINDOW) / nThin) {
     return N + 1;
   }
-  nGrowth = nGrowth / OOM_THIN > 0 ? nGrowth / OOM_THIN : 1;
+  nGrowth = nGrowth / nThin > 0 ? nGrowth / nThin : 1;
   iNext = N + 1 + (N - iPrev) / nGrowth;
   for (i = 0; i < p->nBound; i++) {
     if (p->aBound[i] > N && p->aBound[i] < iNext) iNext = p->aBound[i];

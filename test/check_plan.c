@@ -8,6 +8,7 @@
 ** strings must be refused with COLVEC_ERROR.
 */
 #include "colvec_plan.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -167,8 +168,8 @@ END_TEST
 START_TEST(test_roundtrip_random) {
   static const int aiBigCol[] = {0,     1,     29,    30,    31,    999,
                                  32767, 65535, 65536, 99999, 100000};
-  int iRound;
-  for (iRound = 0; iRound < 5000; iRound++) {
+  int iRound, nRound = testScaled(5000, 400);
+  for (iRound = 0; iRound < nRound; iRound++) {
     ColvecPlan p;
     int i, nArg;
     memset(&p, 0, sizeof(p));

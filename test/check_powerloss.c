@@ -34,7 +34,9 @@
 ** points and of the last PL_TAIL (the extra steps), one of every nth in
 ** between, so that the suite stays short; env
 ** COLVEC_POWERLOSS_FULL=1 (make check-powerloss) tries every one, before
-** and after. A state that equals the one before it (optimize changes no
+** and after; COLVEC_TEST_SCALE=n (emulated runs, test/testscale.h) shrinks
+** the dense parts and the points between them n times (at least 2, 2 and
+** 1). A state that equals the one before it (optimize changes no
 ** row) cannot tell whether that step's commit survived; the content
 ** checks still run.
 **
@@ -58,6 +60,7 @@
 
 #include "faultlib.h"
 #include "powerloss.h"
+#include "testscale.h"
 
 #define PL_DENSE 8      /* the short run tries every point up to here, */
 #define PL_SHORT_MAX 6  /* about this many after it, per mode, */
@@ -382,6 +385,8 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
   int bFull = getenv("COLVEC_POWERLOSS_FULL") != NULL &&
               atoi(getenv("COLVEC_POWERLOSS_FULL")) != 0;
   int bReached = 0, bLost = 0, nSync = -1, k, eWhen, nStride = 1;
+  int nDense = testScaled(PL_DENSE, 2), nTail = testScaled(PL_TAIL, 2);
+  int nShort = testScaled(PL_SHORT_MAX, 1);
   char *zErr;
   memset(pT, 0, sizeof(*pT));
   refStates.n = 0;
@@ -391,12 +396,12 @@ static void plMode(const PlMode *pMode, PlTally *pT) {
   ck_assert_msg(!bReached && !bLost && nSync > 0 && refStates.n > 1,
                 "%s reference run", pMode->zName);
   pT->nSyncPoint = nSync;
-  if (!bFull && nSync > PL_DENSE + PL_TAIL) {
-    nStride = (nSync - PL_DENSE - PL_TAIL) / PL_SHORT_MAX + 1;
+  if (!bFull && nSync > nDense + nTail) {
+    nStride = (nSync - nDense - nTail) / nShort + 1;
   }
   for (k = 1; k <= nSync; k++) {
-    int bDense = k <= PL_DENSE || k > nSync - PL_TAIL || nStride == 1;
-    if (!bDense && (k - PL_DENSE) % nStride != 0) continue;
+    int bDense = k <= nDense || k > nSync - nTail || nStride == 1;
+    if (!bDense && (k - nDense) % nStride != 0) continue;
     for (eWhen = PL_BEFORE; eWhen <= PL_AFTER; eWhen++) {
       /* between the dense parts the short run alternates before and after */
       if (!bDense && eWhen != (k / nStride) % 2) continue;

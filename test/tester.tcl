@@ -6,8 +6,9 @@
 # its own database file under $COLVEC_TESTDIR, named after the script, so
 # `make -j check` can run scripts side by side.
 #
-# Environment: COLVEC_EXT (path of the built colvec.so, required) and
-# COLVEC_TESTDIR (scratch folder, default ./test/tmp).
+# Environment: COLVEC_EXT (path of the built colvec.so, required),
+# COLVEC_TESTDIR (scratch folder, default ./test/tmp) and COLVEC_TEST_SCALE
+# (emulated runs: shorter loops, see test_scale).
 
 package require sqlite3
 # Line-buffered, so that the log of a suite that crashes ends at the last
@@ -166,6 +167,19 @@ proc vec_blob {values} {
 proc blob_vec {blob} {
   binary scan $blob r* values
   return $values
+}
+
+# Returns loop count $n divided by env COLVEC_TEST_SCALE, but at least $min
+# (and at most $n): tool/cross-check.sh sets COLVEC_TEST_SCALE when the
+# suites run under qemu-user (see test/testscale.h). Unset: $n.
+proc test_scale {n {min 1}} {
+  set scale 1
+  if {[info exists ::env(COLVEC_TEST_SCALE)] &&
+      [string is integer -strict $::env(COLVEC_TEST_SCALE)] &&
+      $::env(COLVEC_TEST_SCALE) > 1} {
+    set scale [expr {min($::env(COLVEC_TEST_SCALE), 1000)}]
+  }
+  return [expr {min($n, max($min, $n / $scale))}]
 }
 
 # Exits 77 (automake SKIP) with a reason.
