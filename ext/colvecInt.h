@@ -892,8 +892,12 @@ int colvecTickError(char **pzErr);
 ** open it, so none writes a segment without its bytes. */
 #define COLVEC_FORMAT_EMBEDDED 2
 
-/* Bytes per stored chunk (the last chunk of a segment is shorter). */
+/* Bytes per stored chunk written (the last chunk of a segment is shorter).
+** Readers follow chunk order and accept any sizes, so this is no part of
+** the format; a build may set another (-DCOLVEC_EMBED_CHUNK=...). */
+#ifndef COLVEC_EMBED_CHUNK
 #define COLVEC_EMBED_CHUNK (1 << 20)
+#endif
 
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
 #define COLVEC_STORAGE_NSTMT 24
