@@ -474,7 +474,8 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
     /* the header's file size (u64 little-endian at 48) must be the total */
     uint64_t nHead = 0;
     int i;
-    for (i = 7; i >= 0; i--) nHead = (nHead << 8) | r.aHead[48 + i];
+    for (i = 7; i >= 0; i--)
+      nHead = (nHead << 8) | r.aHead[48 + i];
     if (r.nByte < (int64_t)sizeof(r.aHead) || nHead != (uint64_t)r.nByte) {
       *pzErr = sqlite3_mprintf(
           "colvec: segment %lld of table %s: the database holds %lld bytes "

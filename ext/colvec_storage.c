@@ -1121,8 +1121,8 @@ int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
   for (i = 0; rc == SQLITE_OK && i < nChunk; i++) {
     void *aDest = pSink->xDest(pSink->pCtx, iOff, aLen[i]);
     if (pBlob == NULL) {
-      rc = sqlite3_blob_open(p->db, pC->zDb, zTab, "data", aRowid[i], 0,
-                             &pBlob);
+      rc =
+          sqlite3_blob_open(p->db, pC->zDb, zTab, "data", aRowid[i], 0, &pBlob);
     } else {
       rc = sqlite3_blob_reopen(pBlob, aRowid[i]);
     }
