@@ -393,14 +393,17 @@ struct SegRestore {
 /*
 ** ColvecSegDataSink.xSize: the segment has nByte bytes in chunks of at most
 ** nMaxChunk. Sizes a memory file at once (its bytes are read in place), or
-** allocates one chunk's buffer for a file on disk. SQLITE_IOERR with
-** bWriteErr set when the file refused.
+** allocates one chunk's buffer for a file on disk. SQLITE_NOMEM, or
+** SQLITE_IOERR with bWriteErr set when the file refused.
 */
 static int segRestoreSize(void *pCtx, sqlite3_int64 nByte, int nMaxChunk) {
   SegRestore *pR = (SegRestore *)pCtx;
   void *aMem = NULL;
+  int rc;
   pR->nByte = nByte;
-  if (colvecOsWriteInPlace(pR->pFile, nByte, &aMem, &pR->err) != COLVEC_OK) {
+  rc = colvecOsWriteInPlace(pR->pFile, nByte, &aMem, &pR->err);
+  if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
+  if (rc != COLVEC_OK) {
     pR->bWriteErr = 1;
     return SQLITE_IOERR;
   }
