@@ -904,8 +904,12 @@ int colvecTickError(char **pzErr);
 ** open it, so none writes a segment without its bytes. */
 #define COLVEC_FORMAT_EMBEDDED 2
 
-/* Bytes per stored chunk (the last chunk of a segment is shorter). */
+/* Bytes per stored chunk written (the last chunk of a segment is shorter).
+** Readers follow chunk order and accept any sizes, so this is no part of
+** the format; a build may set another (-DCOLVEC_EMBED_CHUNK=...). */
+#ifndef COLVEC_EMBED_CHUNK
 #define COLVEC_EMBED_CHUNK (1 << 20)
+#endif
 
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
 #define COLVEC_STORAGE_NSTMT 24
@@ -1063,15 +1067,30 @@ int colvecStorageSegDataAdd(ColvecStorage *p, sqlite3_int64 iSegid,
                             char **pzErr);
 
 /*
-** Calls xChunk(pCtx, chunk number, bytes, size) for every chunk of segment
-** iSegid in order; the bytes are valid during the call only. A non-OK
-** return from xChunk stops the walk and is returned. Returns SQLITE_OK or
-** an error with *pzErr set (not for SQLITE_NOMEM or xChunk's own errors).
+** Where colvecStorageSegDataRead puts the bytes of a segment: xSize once,
+** when the chunks are known, then for each chunk in order xDest (where its
+** n bytes are to be read) and xChunk (they are there). A non-OK return
+** from xSize or xChunk stops the read and is returned.
+*/
+typedef struct ColvecSegDataSink ColvecSegDataSink;
+struct ColvecSegDataSink {
+  void *pCtx; /* first argument of every callback */
+  int (*xSize)(void *pCtx, sqlite3_int64 nByte, int nMaxChunk); /* totals */
+  void *(*xDest)(void *pCtx, sqlite3_int64 iOff, int n); /* chunk goes here */
+  int (*xChunk)(void *pCtx, sqlite3_int64 iOff, int n);  /* chunk is there */
+};
+
+/*
+** Reads the stored bytes of segment iSegid into pSink: one query of the
+** chunks' rowids and sizes (no overflow page read), then each chunk
+** straight into place with an incremental-blob read. Chunks may have any
+** sizes; they must be numbered 0, 1, ... and be BLOBs, or the result is
+** COLVEC_CORRUPT_VTAB with *pzErr saying which. Returns SQLITE_OK or an
+** error with *pzErr set (not for SQLITE_NOMEM or the sink's own errors).
+** A segment without chunks is SQLITE_OK after xSize(pCtx, 0, 0) only.
 */
 int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
-                             int (*xChunk)(void *, sqlite3_int64, const void *,
-                                           int),
-                             void *pCtx, char **pzErr);
+                             const ColvecSegDataSink *pSink, char **pzErr);
 
 /*
 ** Switches the table to embedded (bEmbed: creates the chunk table if needed,

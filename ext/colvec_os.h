@@ -115,6 +115,8 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
                  ColvecErr *pErr);
 int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
                   ColvecErr *pErr);
+int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
+                         ColvecErr *pErr);
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr);
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr);
 

@@ -315,6 +315,35 @@ int colvecOsMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
   return rc;
 }
 
+/*
+** Sets the size of an empty memory file opened read/write to exactly n
+** bytes in one allocation (contents undefined) and sets *ppData to its
+** first byte, which the caller fills before it maps or closes the file;
+** see colvecOsWriteInPlace(). Returns COLVEC_OK, COLVEC_NOMEM, or
+** COLVEC_IOERR (EBADF: read-only; EBUSY: mapped or not empty).
+*/
+int colvecOsMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
+                       ColvecErr *pErr) {
+  OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
+  OsMemNode *p = pH->pNode;
+  int rc = COLVEC_OK;
+  *ppData = NULL;
+  osMemEnter();
+  if (!pH->bWrite) {
+    rc = osMemErr(pErr, EBADF, "write", pFile->zPath);
+  } else if (p->nMap > 0 || p->n > 0) {
+    rc = osMemErr(pErr, EBUSY, "write", pFile->zPath);
+  } else if (osMemGrow(p, n) != COLVEC_OK) {
+    colvecErrSet(pErr, 0, "colvec: out of memory writing \"%s\"", pFile->zPath);
+    rc = COLVEC_NOMEM;
+  } else {
+    p->n = n;
+    *ppData = p->a;
+  }
+  osMemLeave();
+  return rc;
+}
+
 /* Stores the size of a memory file in *pnByte; see colvecOsFileSize(). */
 int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte) {
   osMemEnter();

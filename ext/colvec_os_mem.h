@@ -38,6 +38,8 @@ int colvecOsMemRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 int colvecOsMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
                      int64_t iOff, ColvecErr *pErr);
 int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte);
+int colvecOsMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
+                       ColvecErr *pErr);
 int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
 int colvecOsMemUnlink(const char *zPath, ColvecErr *pErr);
 int colvecOsMemKind(const char *zPath);

@@ -378,50 +378,90 @@ int colvecSegReadRc(int rc, int iErrno) {
 ** database holds (colvecStorageSegDataRead).
 */
 
-/* Where the chunks of a segment being restored go (segRestoreChunk). */
+/* Where the chunks of a segment being restored go (segRestoreSize etc.). */
 typedef struct SegRestore SegRestore;
 struct SegRestore {
   ColvecFile *pFile; /* the file being written */
-  int64_t nByte;     /* bytes written so far */
-  int64_t iNext;     /* chunk number expected next */
+  uint8_t *aMem;     /* its bytes, filled in place (memory file), or NULL */
+  uint8_t *aBuf;     /* one chunk on its way to a file on disk */
+  int64_t nByte;     /* bytes the database holds for the segment */
+  uint8_t aHead[56]; /* the header's first bytes, up to its file size */
   int bWriteErr;     /* a write failed (err holds why) */
   ColvecErr err;     /* the failed write's error */
 };
 
 /*
-** colvecStorageSegDataRead callback: appends chunk iChunk (n bytes at a)
-** to the file of pCtx (a SegRestore *). Chunks must come numbered 0, 1,
-** ... : a gap is damage (COLVEC_CORRUPT_VTAB). A failed write is
-** SQLITE_IOERR with bWriteErr set.
+** ColvecSegDataSink.xSize: the segment has nByte bytes in chunks of at most
+** nMaxChunk. Sizes a memory file at once (its bytes are read in place), or
+** allocates one chunk's buffer for a file on disk. SQLITE_NOMEM, or
+** SQLITE_IOERR with bWriteErr set when the file refused.
 */
-static int segRestoreChunk(void *pCtx, sqlite3_int64 iChunk, const void *a,
-                           int n) {
+static int segRestoreSize(void *pCtx, sqlite3_int64 nByte, int nMaxChunk) {
   SegRestore *pR = (SegRestore *)pCtx;
-  if (iChunk != pR->iNext) return COLVEC_CORRUPT_VTAB;
-  pR->iNext++;
-  if (n > 0 &&
-      colvecOsWrite(pR->pFile, a, n, pR->nByte, &pR->err) != COLVEC_OK) {
+  void *aMem = NULL;
+  int rc;
+  pR->nByte = nByte;
+  rc = colvecOsWriteInPlace(pR->pFile, nByte, &aMem, &pR->err);
+  if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
+  if (rc != COLVEC_OK) {
     pR->bWriteErr = 1;
     return SQLITE_IOERR;
   }
-  pR->nByte += n;
+  pR->aMem = (uint8_t *)aMem;
+  if (pR->aMem == NULL && nMaxChunk > 0) {
+    pR->aBuf = sqlite3_malloc(nMaxChunk);
+    if (pR->aBuf == NULL) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* ColvecSegDataSink.xDest: where the chunk at offset iOff is read to. */
+static void *segRestoreDest(void *pCtx, sqlite3_int64 iOff, int n) {
+  SegRestore *pR = (SegRestore *)pCtx;
+  (void)n;
+  return pR->aMem ? (void *)(pR->aMem + iOff) : (void *)pR->aBuf;
+}
+
+/*
+** ColvecSegDataSink.xChunk: the n bytes at offset iOff are at
+** segRestoreDest's place. Keeps the header's first bytes and writes the
+** chunk to a file on disk (SQLITE_IOERR with bWriteErr set on failure).
+*/
+static int segRestoreChunk(void *pCtx, sqlite3_int64 iOff, int n) {
+  SegRestore *pR = (SegRestore *)pCtx;
+  const uint8_t *a = pR->aMem ? pR->aMem + iOff : pR->aBuf;
+  if (iOff < (int64_t)sizeof(pR->aHead)) {
+    int64_t nHead = (int64_t)sizeof(pR->aHead) - iOff;
+    memcpy(pR->aHead + iOff, a, (size_t)(n < nHead ? n : nHead));
+  }
+  if (pR->aMem == NULL && n > 0 &&
+      colvecOsWrite(pR->pFile, a, n, iOff, &pR->err) != COLVEC_OK) {
+    pR->bWriteErr = 1;
+    return SQLITE_IOERR;
+  }
   return SQLITE_OK;
 }
 
 /*
 ** Writes the bytes the database holds for segment iSegid to file zTmp
-** (created; it must not exist when bExcl), syncing it unless bNoSync.
+** (created; it must not exist when bExcl) and syncs it.
 ** Returns SQLITE_OK; SQLITE_IOERR with *pbOs set when the operating system
 ** refused a call (the caller may try elsewhere); or another error with
-** *pzErr set: COLVEC_CORRUPT_VTAB when there are no or broken chunks.
+** *pzErr set: COLVEC_CORRUPT_VTAB when there are no or broken chunks, or
+** their total is not the size the segment's header gives.
 ** zTmp is removed on failure.
 */
 static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
                            int bExcl, int *pbOs, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
+  ColvecSegDataSink sink;
   SegRestore r;
   int rc;
   memset(&r, 0, sizeof(r));
+  sink.pCtx = &r;
+  sink.xSize = segRestoreSize;
+  sink.xDest = segRestoreDest;
+  sink.xChunk = segRestoreChunk;
   *pbOs = 0;
   rc = colvecOsOpen(zTmp,
                     COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
@@ -431,9 +471,23 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
     *pbOs = rc != COLVEC_NOMEM;
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
   }
-  rc =
-      colvecStorageSegDataRead(p->pStorage, iSegid, segRestoreChunk, &r, pzErr);
+  rc = colvecStorageSegDataRead(p->pStorage, iSegid, &sink, pzErr);
   if (rc == SQLITE_OK && r.nByte == 0) rc = COLVEC_CORRUPT_VTAB;
+  if (rc == SQLITE_OK) {
+    /* the header's file size (u64 little-endian at 48) must be the total */
+    uint64_t nHead = 0;
+    int i;
+    for (i = 7; i >= 0; i--)
+      nHead = (nHead << 8) | r.aHead[48 + i];
+    if (r.nByte < (int64_t)sizeof(r.aHead) || nHead != (uint64_t)r.nByte) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: segment %lld of table %s: the database holds %lld bytes "
+          "for it, its header says %llu: the table is damaged",
+          (long long)iSegid, pC->zName, (long long)r.nByte,
+          (unsigned long long)nHead);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
   if (rc == COLVEC_CORRUPT_VTAB && *pzErr == NULL) {
     *pzErr = sqlite3_mprintf(
         "colvec: segment %lld of table %s: its file is missing or damaged "
@@ -449,6 +503,7 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
     r.bWriteErr = 1;
     rc = SQLITE_IOERR;
   }
+  sqlite3_free(r.aBuf);
   if (rc != SQLITE_OK) colvecOsUnlink(zTmp, NULL);
   *pbOs = r.bWriteErr;
   if (r.bWriteErr && r.err.iErrno == ENOMEM) rc = SQLITE_NOMEM;
@@ -631,6 +686,19 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
   }
   if (rc == SQLITE_OK) rc = segRestoreWrite(p, h->iSegid, zMem, 0, &bOs, pzErr);
   if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM; /* memory files fail so only */
+  if (rc == COLVEC_CORRUPT_VTAB && *pzErr) {
+    /* chunks missing or of the wrong total: said as integrity-check says */
+    const char *zWhy = *pzErr;
+    char *zMsg;
+    if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
+    zMsg = sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
+                           "the database holds for segment %lld are "
+                           "damaged: %s",
+                           pC->zName, (long long)h->iSegid, zWhy);
+    sqlite3_free(*pzErr);
+    *pzErr = zMsg;
+    if (zMsg == NULL) rc = SQLITE_NOMEM;
+  }
   if (rc == SQLITE_OK) {
     rc =
         colvecSegOpen(zMem, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg, &err);

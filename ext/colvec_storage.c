@@ -133,9 +133,10 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "INSERT INTO \"%w\".\"%w_segdata\" VALUES(?1, ?2, ?3)",
     /* STORAGE_SEGDATA_DEL */
     "DELETE FROM \"%w\".\"%w_segdata\" WHERE segid=?1",
-    /* STORAGE_SEGDATA_READ */
-    "SELECT chunk, data FROM \"%w\".\"%w_segdata\" WHERE segid=?1 "
-    "ORDER BY chunk",
+    /* STORAGE_SEGDATA_READ: the chunks' places, not their bytes (length()
+    ** and typeof() of a BLOB read no overflow page) */
+    "SELECT rowid, chunk, length(data), typeof(data)='blob' FROM "
+    "\"%w\".\"%w_segdata\" WHERE segid=?1 ORDER BY chunk",
     /* STORAGE_SEGDATA_CLEAR */
     "DELETE FROM \"%w\".\"%w_segdata\"",
 };
@@ -1046,28 +1047,111 @@ int colvecStorageSegDataAdd(ColvecStorage *p, sqlite3_int64 iSegid,
   return rc;
 }
 
-/* Steps through the chunks of one segment; see colvecInt.h. */
-int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
-                             int (*xChunk)(void *, sqlite3_int64, const void *,
-                                           int),
-                             void *pCtx, char **pzErr) {
-  int rc = SQLITE_OK, rcCb = SQLITE_OK;
+/*
+** Reads the places of the chunks of segment iSegid: their rowids into
+** *paRowid and sizes into *paLen (sqlite3_malloc'd, caller frees, also on
+** error), their number into *pnChunk. Returns SQLITE_OK, SQLITE_NOMEM,
+** COLVEC_CORRUPT_VTAB with *pzErr for a chunk missing or not a BLOB, or
+** another error with *pzErr set.
+*/
+static int storageSegDataPlaces(ColvecStorage *p, sqlite3_int64 iSegid,
+                                sqlite3_int64 **paRowid, int **paLen,
+                                int *pnChunk, char **pzErr) {
+  int rc = SQLITE_OK, rcReset, nAlloc = 0;
   sqlite3_stmt *pStmt = storageStmt(p, STORAGE_SEGDATA_READ, &rc);
-  if (pStmt) sqlite3_bind_int64(pStmt, 1, iSegid);
-  while (pStmt && rcCb == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    const void *a = sqlite3_column_blob(pStmt, 1);
-    int n = sqlite3_column_bytes(pStmt, 1);
-    if (a == NULL && n > 0) {
-      rcCb = SQLITE_NOMEM;
-    } else {
-      rcCb = xChunk(pCtx, sqlite3_column_int64(pStmt, 0), a, n);
+  *paRowid = NULL;
+  *paLen = NULL;
+  *pnChunk = 0;
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_int64(pStmt, 1, iSegid);
+  while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    int n = *pnChunk;
+    if (n == nAlloc) {
+      sqlite3_int64 *aR;
+      int *aL;
+      nAlloc = nAlloc ? nAlloc * 2 : 16;
+      aR = sqlite3_realloc64(*paRowid, sizeof(sqlite3_int64) * nAlloc);
+      if (aR) *paRowid = aR;
+      aL = aR ? sqlite3_realloc64(*paLen, sizeof(int) * nAlloc) : NULL;
+      if (aL) *paLen = aL;
+      if (aL == NULL) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+    }
+    if (sqlite3_column_int64(pStmt, 1) != n || !sqlite3_column_int(pStmt, 3)) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: segment %lld of table %s: chunk %d of its stored bytes is "
+          "%s: the table is damaged",
+          (long long)iSegid, p->pConfig->zName, n,
+          sqlite3_column_int64(pStmt, 1) != n ? "missing" : "not a BLOB");
+      rc = COLVEC_CORRUPT_VTAB;
+      break;
+    }
+    (*paRowid)[n] = sqlite3_column_int64(pStmt, 0);
+    (*paLen)[n] = sqlite3_column_int(pStmt, 2);
+    *pnChunk = n + 1;
+  }
+  rcReset = sqlite3_reset(pStmt);
+  if (rc == SQLITE_OK && rcReset != SQLITE_OK) {
+    rc = rcReset;
+    if (rc != SQLITE_NOMEM) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
     }
   }
-  if (pStmt) rc = sqlite3_reset(pStmt);
-  if (rcCb != SQLITE_OK) return rcCb;
-  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
-    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  return rc;
+}
+
+/* Reads the chunks of one segment into a sink; see colvecInt.h. */
+int colvecStorageSegDataRead(ColvecStorage *p, sqlite3_int64 iSegid,
+                             const ColvecSegDataSink *pSink, char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_int64 *aRowid = NULL, nByte = 0, iOff = 0;
+  int *aLen = NULL, nChunk = 0, nMax = 0, i;
+  sqlite3_blob *pBlob = NULL;
+  char *zTab = NULL;
+  int rc = storageSegDataPlaces(p, iSegid, &aRowid, &aLen, &nChunk, pzErr);
+  for (i = 0; rc == SQLITE_OK && i < nChunk; i++) {
+    nByte += aLen[i];
+    if (aLen[i] > nMax) nMax = aLen[i];
   }
+  if (rc == SQLITE_OK) rc = pSink->xSize(pSink->pCtx, nByte, nMax);
+  if (rc == SQLITE_OK && nChunk > 0) {
+    zTab = sqlite3_mprintf("%s_segdata", pC->zName);
+    if (zTab == NULL) rc = SQLITE_NOMEM;
+  }
+  for (i = 0; rc == SQLITE_OK && i < nChunk; i++) {
+    void *aDest = pSink->xDest(pSink->pCtx, iOff, aLen[i]);
+    if (pBlob == NULL) {
+      rc =
+          sqlite3_blob_open(p->db, pC->zDb, zTab, "data", aRowid[i], 0, &pBlob);
+    } else {
+      rc = sqlite3_blob_reopen(pBlob, aRowid[i]);
+    }
+    if (rc == SQLITE_OK && sqlite3_blob_bytes(pBlob) != aLen[i]) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: segment %lld of table %s: chunk %d of its stored bytes "
+          "changed while it was read",
+          (long long)iSegid, pC->zName, i);
+      rc = COLVEC_CORRUPT_VTAB;
+      break;
+    }
+    if (rc == SQLITE_OK && aLen[i] > 0) {
+      rc = sqlite3_blob_read(pBlob, aDest, aLen[i], 0);
+    }
+    if (rc != SQLITE_OK) {
+      if (rc != SQLITE_NOMEM) {
+        *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+      }
+      break;
+    }
+    rc = pSink->xChunk(pSink->pCtx, iOff, aLen[i]);
+    iOff += aLen[i];
+  }
+  sqlite3_blob_close(pBlob);
+  sqlite3_free(zTab);
+  sqlite3_free(aRowid);
+  sqlite3_free(aLen);
   return rc;
 }
 
