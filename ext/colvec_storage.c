@@ -1448,20 +1448,7 @@ int colvecStorageIsShadow(const char *zSuffix) {
 
 /* Whether the table's T_config exists; see colvecInt.h. */
 int colvecStorageConfigExists(ColvecStorage *p, int *pbExists) {
-  const ColvecConfig *pC = p->pConfig;
-  sqlite3_stmt *pStmt = NULL;
-  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                               "type='table' AND name='%q_config'",
-                               pC->zDb, pC->zName);
-  int rc;
-  if (zSql == NULL) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) {
-    *pbExists = sqlite3_step(pStmt) == SQLITE_ROW;
-    rc = sqlite3_finalize(pStmt);
-  }
-  return rc;
+  return storageTableExists(p, "config", pbExists);
 }
 
 /* Begins the read of colvec_check(); see colvecInt.h. */
