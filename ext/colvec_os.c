@@ -341,25 +341,6 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 }
 
 /*
-** Offers a file just created empty and opened read/write for filling in
-** place: a memory file is sized to n bytes at once (one allocation, no
-** copy as it grows) and *ppData points at its bytes, which the caller
-** writes before it maps, syncs or closes the file; for a file on disk
-** *ppData is NULL and the caller writes with colvecOsWrite(). Returns
-** COLVEC_OK, or COLVEC_NOMEM / COLVEC_IOERR with pErr set.
-*/
-int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
-                         ColvecErr *pErr) {
-  *ppData = NULL;
-  if (n < 0) {
-    colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
-    return COLVEC_RANGE;
-  }
-  if (pFile->pMem) return colvecOsMemSetSize(pFile, n, ppData, pErr);
-  return COLVEC_OK;
-}
-
-/*
 ** Writes exactly n bytes from pBuf at offset iOff, looping over short
 ** writes and EINTR. Returns COLVEC_IOERR on failure (disk full included).
 */
@@ -730,6 +711,26 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 }
 
 #endif /* !_WIN32 */
+
+/*
+** Offers a file just created empty and opened read/write for filling in
+** place: a memory file is sized to n bytes at once (one allocation, no
+** copy as it grows) and *ppData points at its bytes, which the caller
+** writes before it maps, syncs or closes the file; for a file on disk
+** *ppData is NULL and the caller writes with colvecOsWrite(). Returns
+** COLVEC_OK, or COLVEC_NOMEM / COLVEC_IOERR with pErr set. The same on
+** every platform: only memory files are filled in place.
+*/
+int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
+                         ColvecErr *pErr) {
+  *ppData = NULL;
+  if (n < 0) {
+    colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
+    return COLVEC_RANGE;
+  }
+  if (pFile->pMem) return colvecOsMemSetSize(pFile, n, ppData, pErr);
+  return COLVEC_OK;
+}
 
 /* Frees a list returned by colvecOsListDir() (NULL is a no-op). */
 void colvecOsListFree(char **azName, int nName) {
