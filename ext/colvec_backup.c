@@ -116,8 +116,8 @@ static int backupAbsent(BackupCall *p, const char *zBase, const char *zSuffix) {
 ** Checks the destination path p->zDest as untrusted input: a file path (not
 ** empty, not ":memory:", not a URI, not in colvec's memory tree) whose
 ** folder exists, and at which neither the file, its journal, WAL or shared
-** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error set
-*in p.
+** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error
+** set in p.
 */
 static int backupCheckDest(BackupCall *p) {
   const char *z = p->zDest;
