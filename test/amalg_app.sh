@@ -23,6 +23,8 @@ set -uo pipefail
 
 src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 src=$(cd "$src" && pwd)
+prog=amalg_app top=$src hint="tool/sqlite-matrix.sh (network access to the npm registry)"
+. "$src/tool/lib.sh"
 build=$(dirname "${COLVEC_EXT:?COLVEC_EXT must name the built colvec.so}")
 tmp=${COLVEC_TESTDIR:-$build/test/tmp}/amalg_app
 cc=${CC:-cc}
@@ -34,17 +36,8 @@ export LD_PRELOAD=
 [ -s "$build/colvec.c" ] || { echo "FAIL: $build/colvec.c is missing (make amalgamation)"; exit 1; }
 
 # The newest SQLite leg's sources (fetched from npm by sqlite-matrix.sh).
-# (with the default compiler: CC is part of the leg's recipe, and a leg
-# built with another one would be rebuilt by the next matrix run)
-if ! leg=$(env -u CC "$src/tool/sqlite-matrix.sh" --prepare newest); then
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: the newest SQLite could not be fetched or built"
-    exit 1
-  fi
-  echo "SKIP: the newest SQLite could not be fetched or built (CI=true makes this a failure)"
-  exit 77
-fi
-ver=$(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$leg/src/sqlite3.h")
+sqlite_newest_leg
+ver=$(sqlite_header_version "$leg/src/sqlite3.h")
 echo "SQLite $ver from $leg/src"
 
 fail=0

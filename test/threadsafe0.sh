@@ -25,6 +25,8 @@ set -uo pipefail
 
 src=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 src=$(cd "$src" && pwd)
+prog=threadsafe0 top=$src hint="tool/sqlite-matrix.sh (network access to the npm registry)"
+. "$src/tool/lib.sh"
 ext=${COLVEC_EXT:?COLVEC_EXT must name the built colvec.so}
 build=$(dirname "$ext")
 tmp=${COLVEC_TESTDIR:-$build/test/tmp}/threadsafe0
@@ -36,15 +38,8 @@ preload=${LD_PRELOAD:-}
 export LD_PRELOAD=
 
 [ -s "$build/colvec.c" ] || { echo "FAIL: $build/colvec.c is missing (make amalgamation)"; exit 1; }
-if ! leg=$(env -u CC "$src/tool/sqlite-matrix.sh" --prepare newest); then
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: the newest SQLite could not be fetched or built"
-    exit 1
-  fi
-  echo "SKIP: the newest SQLite could not be fetched or built (CI=true makes this a failure)"
-  exit 77
-fi
-ver=$(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$leg/src/sqlite3.h")
+sqlite_newest_leg
+ver=$(sqlite_header_version "$leg/src/sqlite3.h")
 
 # sqlite3.o and the shell, once per SQLite version, beside the leg
 cache=$(dirname "$leg")/threadsafe0-$ver-$(basename "$cc")

@@ -56,35 +56,19 @@ out=$builddir/wasm
 log=$builddir/test-suite-wasm.log
 emcc=${EMCC:-emcc}
 
-# Prints a message on stderr.
-say() { echo "check-wasm: $*" >&2; }
-
-# Ends with "missing $1": a failure under CI=true, else a skip.
-missing() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: check-wasm: $1 (tool/install-deps.sh --wasm installs it)"
-    exit 1
-  fi
-  echo "SKIP: check-wasm: $1 (tool/install-deps.sh --wasm installs it; CI=true makes this a failure)"
-  exit 77
-}
+prog=check-wasm
+hint="tool/install-deps.sh --wasm"
+. "$here/lib.sh"
 
 command -v "$emcc" >/dev/null 2>&1 || missing "$emcc not found (Debian package emscripten)"
 command -v node >/dev/null 2>&1 || missing "node not found"
 [ -d /usr/share/nodejs/acorn ] && export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 sqlitesrc=$out/sqlite
-if [ ! -f "$sqlitesrc/sqlite3.c" ]; then
-  rm -rf "$sqlitesrc"; mkdir -p "$out"
-  "$here/sqlite-matrix.sh" --source newest "$sqlitesrc" ||
-    missing "SQLite amalgamation (tool/sqlite-matrix.sh --source newest failed)"
-fi
-[ -f "$sqlitesrc/sqlite3.c" ] || missing "no sqlite3.c in $sqlitesrc"
+sqlite_source "$sqlitesrc"
 
 # The sources, from the Makefile (what the Linux build compiles), and the
 # amalgamation colvec.c.
-[ -f "$builddir/Makefile" ] || { say "no Makefile in $builddir (configure first, or use -C)"; exit 1; }
-core=$(make -s -C "$builddir" print-core-sources) || exit 1
-module=$(make -s -C "$builddir" print-module-sources) || exit 1
+build_sources "$builddir"
 make -s -C "$builddir" amalgamation || { say "make amalgamation failed"; exit 1; }
 
 mkdir -p "$out/obj" "$out/tmp" || exit 1
@@ -98,14 +82,11 @@ ldflags="-O2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=node -sEXIT_RUNTIME=1"
 ldflags="$ldflags -sWASM_ASYNC_COMPILATION=0"
 t0=$(date +%s)
 
-# The newest header: an object older than it is compiled again.
-newest_h=$(ls -t "$top"/ext/*.h "$top"/include/*.h | head -1)
-
 # Compiles C file $1 to object $2 with flags $3.. when $2 is older than $1
 # or than the newest header.
 compile() {
   local src=$1 obj=$2; shift 2
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
+  if object_stale "$src" "$obj"; then
     nice -n 10 "$emcc" "$@" -c "$src" -o "$obj" ||
       { say "compiling $src failed"; return 1; }
   fi
@@ -138,7 +119,7 @@ for f in $module; do
   objs+=("$o")
 done
 if [ ! -f "$out/obj/sqlite3.o" ] || [ "$sqlitesrc/sqlite3.c" -nt "$out/obj/sqlite3.o" ]; then
-  say "compiling SQLite $(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$sqlitesrc/sqlite3.h") to wasm (once; a few minutes)"
+  say "compiling SQLite $(sqlite_header_version "$sqlitesrc/sqlite3.h") to wasm (once; a few minutes)"
   nice -n 10 "$emcc" -O2 -w -DSQLITE_THREADSAFE=0 -DSQLITE_ENABLE_MATH_FUNCTIONS \
     -DSQLITE_OMIT_LOAD_EXTENSION -c "$sqlitesrc/sqlite3.c" -o "$out/obj/sqlite3.o.tmp" \
     && mv "$out/obj/sqlite3.o.tmp" "$out/obj/sqlite3.o" \
@@ -165,7 +146,7 @@ link "$out/amalg_app-rawfs.js" $ldflags -sNODERAWFS=1 \
 t1=$(date +%s)
 echo "check-wasm: built 3 programs in $((t1 - t0)) s"
 
-ver=$(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$sqlitesrc/sqlite3.h")
+ver=$(sqlite_header_version "$sqlitesrc/sqlite3.h")
 rm -rf "$out/tmp" && mkdir -p "$out/tmp" || exit 1
 pass=0; fail=0
 # Runs program $1 (a .js in $out) with arguments $2..; one PASS/FAIL line.

@@ -43,18 +43,9 @@ out=$builddir/windows
 log=$builddir/test-suite-windows.log
 cc=${MINGW_CC:-x86_64-w64-mingw32-gcc}
 
-# Prints a message on stderr.
-say() { echo "check-windows: $*" >&2; }
-
-# Ends with "missing $1": a failure under CI=true, else a skip.
-missing() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: check-windows: $1 (tool/install-deps.sh mingw-w64 wine64 installs it)"
-    exit 1
-  fi
-  echo "SKIP: check-windows: $1 (tool/install-deps.sh mingw-w64 wine64 installs it; CI=true makes this a failure)"
-  exit 77
-}
+prog=check-windows
+hint="tool/install-deps.sh mingw-w64 wine64"
+. "$here/lib.sh"
 
 command -v "$cc" >/dev/null 2>&1 || missing "$cc not found (Debian package mingw-w64)"
 wine=""
@@ -63,29 +54,19 @@ for w in wine64 wine /usr/lib/wine/wine64; do
 done
 [ -n "$wine" ] || missing "wine not found (Debian package wine64)"
 sqlitesrc=$out/sqlite
-if [ ! -f "$sqlitesrc/sqlite3.c" ]; then
-  rm -rf "$sqlitesrc"; mkdir -p "$out"
-  "$here/sqlite-matrix.sh" --source newest "$sqlitesrc" ||
-    missing "SQLite amalgamation (tool/sqlite-matrix.sh --source newest failed)"
-fi
-[ -f "$sqlitesrc/sqlite3.c" ] || missing "no sqlite3.c in $sqlitesrc"
+sqlite_source "$sqlitesrc"
 
 # The sources, from the Makefile (what the Linux build compiles).
-[ -f "$builddir/Makefile" ] || { say "no Makefile in $builddir (configure first, or use -C)"; exit 1; }
-core=$(make -s -C "$builddir" print-core-sources) || exit 1
-module=$(make -s -C "$builddir" print-module-sources) || exit 1
+build_sources "$builddir"
 
 mkdir -p "$out/obj" "$out/tmp" || exit 1
 cflags="-std=c99 -O2 -Wall -Wextra -Werror -I$top/include -I$top/ext"
 t0=$(date +%s)
 
-# The newest header: an object older than it is compiled again.
-newest_h=$(ls -t "$top"/ext/*.h "$top"/include/*.h | head -1)
-
 # Compiles C file $1 to object $2 with extra flags $3.. when $2 is older.
 compile() {
   local src=$1 obj=$2; shift 2
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest_h" -nt "$obj" ]; then
+  if object_stale "$src" "$obj"; then
     # shellcheck disable=SC2086
     "$cc" $cflags "$@" -c "$src" -o "$obj" || { say "compiling $src failed"; return 1; }
   fi
@@ -106,7 +87,7 @@ for f in $module; do
   modobj+=("$o")
 done
 if [ ! -f "$out/obj/sqlite3.o" ] || [ "$sqlitesrc/sqlite3.c" -nt "$out/obj/sqlite3.o" ]; then
-  say "compiling SQLite $(sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$sqlitesrc/sqlite3.h") for Windows (once)"
+  say "compiling SQLite $(sqlite_header_version "$sqlitesrc/sqlite3.h") for Windows (once)"
   "$cc" -O1 -w -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_MATH_FUNCTIONS \
     -DSQLITE_OMIT_LOAD_EXTENSION -c "$sqlitesrc/sqlite3.c" -o "$out/obj/sqlite3.o" \
     || { say "compiling sqlite3.c failed"; exit 1; }

@@ -1,0 +1,73 @@
+# lib.sh — shell functions shared by the scripts that build colvec for
+# another platform or against another SQLite (tool/check-windows.sh,
+# tool/check-wasm.sh, test/amalg_app.sh, test/threadsafe0.sh). Sourced, not
+# run: `. "$top/tool/lib.sh"`.
+#
+# The sourcing script sets, before calling anything here:
+#   prog   the name its messages start with ("check-windows")
+#   hint   what installs a missing tool ("tool/install-deps.sh --wasm")
+#   top    the source tree (for object_stale and the SQLite helpers)
+#
+# The skip-or-fail rule of every test script: a missing tool or package is
+# a skip (exit 77) on a developer's machine and a failure (exit 1) under
+# CI=true, where tool/install-deps.sh has installed everything.
+
+# Prints a message on stderr, prefixed with the script's name.
+say() { echo "$prog: $*" >&2; }
+
+# Ends the script because $1 is missing: FAIL (exit 1) under CI=true, else
+# SKIP (exit 77). Says on stdout what installs it.
+missing() {
+  if [ "${CI:-}" = true ]; then
+    echo "FAIL: $prog: $1 ($hint installs it)"
+    exit 1
+  fi
+  echo "SKIP: $prog: $1 ($hint installs it; CI=true makes this a failure)"
+  exit 77
+}
+
+# Puts the newest SQLite amalgamation (sqlite3.c, sqlite3.h of the newest
+# leg of tool/sqlite-matrix.sh) in folder $1, unless it is there already.
+# Ends the script through `missing` when it cannot be fetched.
+sqlite_source() {
+  local dir=$1
+  if [ ! -f "$dir/sqlite3.c" ]; then
+    rm -rf "$dir"
+    mkdir -p "$(dirname "$dir")"
+    "$top/tool/sqlite-matrix.sh" --source newest "$dir" ||
+      missing "SQLite amalgamation (tool/sqlite-matrix.sh --source newest failed)"
+  fi
+  [ -f "$dir/sqlite3.c" ] || missing "no sqlite3.c in $dir"
+}
+
+# Sets `leg` to the folder of the newest SQLite leg, built by
+# tool/sqlite-matrix.sh (--prepare; with the default compiler, as CC is
+# part of a leg's recipe). Ends the script through `missing` when it cannot
+# be fetched or built.
+sqlite_newest_leg() {
+  leg=$(env -u CC "$top/tool/sqlite-matrix.sh" --prepare newest) ||
+    missing "the newest SQLite could not be fetched or built"
+}
+
+# Prints the version of the SQLite whose sqlite3.h is $1.
+sqlite_header_version() {
+  sed -n 's/^#define SQLITE_VERSION *"\(.*\)"/\1/p' "$1"
+}
+
+# Sets `core` and `module` to the source lists the Linux build of build
+# folder $1 compiles (its Makefile's print-core-sources and
+# print-module-sources). Ends the script when there is no Makefile.
+build_sources() {
+  [ -f "$1/Makefile" ] || { say "no Makefile in $1 (configure first, or use -C)"; exit 1; }
+  core=$(make -s -C "$1" print-core-sources) || exit 1
+  module=$(make -s -C "$1" print-module-sources) || exit 1
+}
+
+# True when object $2 must be compiled again from C file $1: it does not
+# exist, or it is older than $1 or than the newest header of ext/ and
+# include/.
+object_stale() {
+  local newest
+  newest=$(ls -t "$top"/ext/*.h "$top"/include/*.h | head -1)
+  [ ! -f "$2" ] || [ "$1" -nt "$2" ] || [ "$newest" -nt "$2" ]
+}
