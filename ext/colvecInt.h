@@ -845,15 +845,27 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
 */
 
 /*
+** What one query has learnt about the connection's like() and glob(), so
+** that the segments it filters ask PRAGMA function_list once, not once
+** each: bit COLVEC_MATCH_GLOB (1) for glob, bit 0 for like. Zeroed by the
+** caller before its first colvecScanBitmap.
+*/
+typedef struct ColvecScanMemo ColvecScanMemo;
+struct ColvecScanMemo {
+  unsigned mKnown;   /* functions already looked up */
+  unsigned mBuiltin; /* of those, the ones that are SQLite's own */
+};
+
+/*
 ** Sets in aBits (one bit per row of segment h, LSB-first) exactly the live
 ** rows (not tombstoned) that pass the plan's filter arguments (argv
 ** values; IN lists expanded). Rows SQLite would reject may pass (it
-** re-checks); rows it would accept never fail. Returns SQLITE_OK or an
-** error with *pzErr set.
+** re-checks); rows it would accept never fail. pMemo is the query's memo
+** (shared by its segments). Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      const ColvecPlan *pPlan, sqlite3_value **argv,
-                     uint8_t *aBits, char **pzErr);
+                     ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_storage.c (shadow tables and delta rows)

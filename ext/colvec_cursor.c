@@ -253,6 +253,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
   sqlite3_int64 iRowidEq = 0;
   int bRowidEq = cursorRowidEq(pPlan, argv, &iRowidEq);
   int iLocSeg = -1, i, rc = SQLITE_OK;
+  ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
   int64_t iLocRow = 0;
   if (pSegs->nSeg == 0) return SQLITE_OK;
   if (bRowidEq && !colvecSegLocate(pSegs, iRowidEq, &iLocSeg, &iLocRow)) {
@@ -277,7 +278,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
       memset(aBits, 0, (size_t)(h->nRow + 7) / 8);
       aBits[iLocRow >> 3] = (uint8_t)(1u << (iLocRow & 7));
     } else {
-      rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, &memo, aBits, pzErr);
     }
   }
   return rc;
@@ -332,6 +333,7 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
   ColvecSegTable *pSegs = pTab->pSegs;
   int bFilter = cursorHasFilter(pPlan);
+  ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
   int i, rc = SQLITE_OK;
   if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
@@ -341,7 +343,7 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
     if (h->nTomb > 0 || bFilter) {
       aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
       if (aBits == NULL) return SQLITE_NOMEM;
-      rc = colvecScanBitmap(pSegs, h, pPlan, argv, aBits, pzErr);
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, &memo, aBits, pzErr);
       nPass = colvecBitmapCount(aBits, h->nRow);
     }
     if (rc == SQLITE_OK) {

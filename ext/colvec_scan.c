@@ -63,11 +63,15 @@ struct ScanMatch {
 ** PRAGMA function_list shows no function of that name defined by the
 ** application (PRAGMA case_sensitive_like defines one too), and LIKE is
 ** not case-sensitive by compile option. 0 otherwise, or when it cannot
-** tell (the pragma left out, out of memory).
+** tell (the pragma left out, out of memory). The answer is kept in the
+** query's memo *pMemo: the functions cannot change while a statement runs.
 */
-static int scanMatchBuiltin(sqlite3 *db, int bGlob) {
+static int scanMatchBuiltin(sqlite3 *db, int bGlob, ColvecScanMemo *pMemo) {
   sqlite3_stmt *pStmt = NULL;
+  unsigned mBit = 1u << bGlob;
   int bBuiltin = 1, rc;
+  if (pMemo->mKnown & mBit) return (pMemo->mBuiltin & mBit) != 0;
+  pMemo->mKnown |= mBit;
   if (!bGlob && sqlite3_compileoption_used("CASE_SENSITIVE_LIKE")) return 0;
   rc = sqlite3_prepare_v2(db,
                           "SELECT name FROM pragma_function_list "
@@ -80,6 +84,7 @@ static int scanMatchBuiltin(sqlite3 *db, int bGlob) {
     }
   }
   if (sqlite3_finalize(pStmt) != SQLITE_OK || rc != SQLITE_OK) bBuiltin = 0;
+  if (bBuiltin) pMemo->mBuiltin |= mBit;
   return bBuiltin;
 }
 
@@ -293,12 +298,13 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
 ** (SQLite re-checks every row); an empty IN list clears it. LIKE and GLOB
 ** prepare their azScanMatchSql statement on the connection and ask it
 ** about each distinct value of the column (as far as the cache of verdicts
-** holds them); its errors are returned with *pzErr set ("colvec: " and
-** SQLite's message).
+** holds them), or match with SQLite's own matcher when the query's memo
+** pMemo says like()/glob() are SQLite's; its errors are returned with
+** *pzErr set ("colvec: " and SQLite's message).
 */
 static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
-                         ColvecPlanOp eOp, sqlite3_value *pArg, uint8_t *aBits,
-                         char **pzErr) {
+                         ColvecPlanOp eOp, sqlite3_value *pArg,
+                         ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecColumnView rowidView;
   const ColvecColumnView *pView;
@@ -384,7 +390,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
          aVal[0].eType == COLVEC_TYPE_INTEGER) &&
         (aVal[0].eType == COLVEC_TYPE_TEXT ? aVal[0].n : 20) <=
             sqlite3_limit(pSegs->db, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, -1) &&
-        scanMatchBuiltin(pSegs->db, match.bGlob)) {
+        scanMatchBuiltin(pSegs->db, match.bGlob, pMemo)) {
       /* SQLite's own matcher, on the pattern as its text (an integer's
       ** digits; text up to a NUL, as sqlite3_value_text gives it) */
       match.zFast =
@@ -434,7 +440,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
 /* Computes the bitmap of live, passing rows; see colvecInt.h. */
 int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      const ColvecPlan *pPlan, sqlite3_value **argv,
-                     uint8_t *aBits, char **pzErr) {
+                     ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr) {
   int64_t nByte = (h->nRow + 7) / 8, i;
   int rc = SQLITE_OK;
   memset(aBits, 0xff, (size_t)nByte);
@@ -447,7 +453,8 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
   for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     if (pArg->eOp < COLVEC_OP_EQ) continue;
-    rc = scanOneFilter(pSegs, h, pArg->iCol, pArg->eOp, argv[i], aBits, pzErr);
+    rc = scanOneFilter(pSegs, h, pArg->iCol, pArg->eOp, argv[i], pMemo, aBits,
+                       pzErr);
   }
   return rc;
 }
