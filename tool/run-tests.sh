@@ -10,8 +10,8 @@
 # and the release tarball (tool/dist-check.sh), then builds for the CPUs
 # in COLVEC_CROSS (default "": none; "i386 aarch64" runs both under qemu,
 # slow) with tool/cross-check.sh, and the WebAssembly build under node
-# (`make check-wasm`) when COLVEC_WASM=1 (default: not run; it installs
-# emscripten and compiles SQLite to wasm, several minutes).
+# (`make check-wasm`) unless COLVEC_NO_WASM=1 (it installs emscripten and
+# compiles SQLite to wasm once, a few minutes).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -23,7 +23,7 @@ extra=()
 [ "${COLVEC_NO_WINDOWS:-0}" = 1 ] || extra+=(mingw-w64 wine64)
 cross=${COLVEC_CROSS-}
 [ -z "$cross" ] || extra=(--cross "${extra[@]}")
-[ "${COLVEC_WASM:-0}" != 1 ] || extra=(--wasm "${extra[@]}")
+[ "${COLVEC_NO_WASM:-0}" = 1 ] || extra=(--wasm "${extra[@]}")
 tool/install-deps.sh "${extra[@]}" || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -130,7 +130,7 @@ for arch in $cross; do
   CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
   tally $? "$log"
 done
-if [ "${COLVEC_WASM:-0}" = 1 ] && [ -f build/Makefile ]; then
+if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
   # SQLite and colvec compiled to WebAssembly (emscripten), sql_session and
   # the amalgamation app run under node (`make check-wasm`).
   echo "== WebAssembly (emscripten + node)"
