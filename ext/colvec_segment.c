@@ -579,6 +579,15 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
   return rc;
 }
 
+/* Closes the file of segment h and its layout; h can be opened again. */
+static void segHandleCloseFile(const ColvecConfig *pC, ColvecSegHandle *h) {
+  colvecLayoutClose(pC, h);
+  colvecSegClose(h->pSeg);
+  h->pSeg = NULL;
+  h->nRow = 0;
+  h->aRowid = NULL;
+}
+
 /*
 ** Opens file zPath as segment h (h->iSegid, h->cksum) and checks it against
 ** its manifest row (nRow rows) and the table's layout. Returns SQLITE_OK,
@@ -610,13 +619,7 @@ static int segHandleOpenFile(ColvecSegTable *p, ColvecSegHandle *h,
     h->nRow = nRow;
     rc = colvecLayoutOpen(pC, h, zPath, pzErr);
   }
-  if (rc != SQLITE_OK) {
-    colvecLayoutClose(pC, h);
-    colvecSegClose(h->pSeg);
-    h->pSeg = NULL;
-    h->nRow = 0;
-    h->aRowid = NULL;
-  }
+  if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
   return rc;
 }
 
@@ -788,15 +791,9 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
       rc = -bEmbed;
     } else if (bEmbed) {
       rc = segVerify(p, h, pzErr);
-      if (rc != SQLITE_OK) {
-        /* closed: a stale cache file is rebuilt below, as one that failed
-        ** at open */
-        colvecLayoutClose(pC, h);
-        colvecSegClose(h->pSeg);
-        h->pSeg = NULL;
-        h->nRow = 0;
-        h->aRowid = NULL;
-      }
+      /* closed: a stale cache file is rebuilt below, as one that failed
+      ** at open */
+      if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
     }
   }
   if (rc != SQLITE_OK && rc != SQLITE_NOMEM &&
@@ -832,9 +829,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
           if (!bMem) {
             /* closed first (Windows cannot delete an open file): no
             ** file of bad bytes is left for the next open to take */
-            colvecLayoutClose(pC, h);
-            colvecSegClose(h->pSeg);
-            h->pSeg = NULL;
+            segHandleCloseFile(pC, h);
             colvecOsUnlink(zOpen, NULL);
           }
         } else {
