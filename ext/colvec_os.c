@@ -409,14 +409,37 @@ int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
 
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
+  return colvecOsFileStat(pFile, pnByte, NULL, pErr);
+}
+
+/* Nanoseconds since 1970 of a stat time (seconds, nanoseconds). */
+#define OS_NS(sec, nsec) ((int64_t)(sec)*1000000000 + (int64_t)(nsec))
+
+/* Size and identity of pFile; see colvec_os.h. */
+int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
+                     ColvecErr *pErr) {
   struct stat st;
   int iFault;
+  if (pId) memset(pId, 0, sizeof(*pId));
   if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
   iFault = osBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
   *pnByte = 0;
   if (iFault) return osInjected(pErr, iFault, "stat", pFile->zPath);
   if (fstat(pFile->fd, &st) != 0) return osIoErr(pErr, "stat", pFile->zPath);
   *pnByte = (int64_t)st.st_size;
+  if (pId) {
+    pId->iDev = (uint64_t)st.st_dev;
+    pId->iIno = (uint64_t)st.st_ino;
+    pId->nSize = (int64_t)st.st_size;
+#if defined(__APPLE__)
+    pId->iMtimeNs = OS_NS(st.st_mtimespec.tv_sec, st.st_mtimespec.tv_nsec);
+    pId->iCtimeNs = OS_NS(st.st_ctimespec.tv_sec, st.st_ctimespec.tv_nsec);
+#else
+    pId->iMtimeNs = OS_NS(st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    pId->iCtimeNs = OS_NS(st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+#endif
+    pId->bValid = 1;
+  }
   return COLVEC_OK;
 }
 
@@ -957,6 +980,13 @@ double colvecOsMicros(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Wall-clock time in nanoseconds since 1970 (the clock of file times). */
+int64_t colvecOsWallNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return OS_NS(ts.tv_sec, ts.tv_nsec);
 }
 
 /* Number of online processors (at least 1). */

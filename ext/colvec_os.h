@@ -120,6 +120,31 @@ int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr);
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr);
 
+/*
+** What tells one version of a file from another without reading it: the
+** file (device and inode; on Windows volume serial and file index), its
+** size, and its modification and change times in nanoseconds since 1970
+** (on Windows the last-write and change times of FileBasicInfo). A file
+** rewritten in place changes a time (and the change time cannot be set
+** back by a user), one replaced by a rename changes the inode. Memory
+** files have none: bValid is 0.
+*/
+typedef struct ColvecFileId ColvecFileId;
+struct ColvecFileId {
+  uint64_t iDev;    /* device (volume serial number) */
+  uint64_t iIno;    /* inode (file index) */
+  int64_t nSize;    /* size in bytes */
+  int64_t iMtimeNs; /* last modification, ns since 1970 */
+  int64_t iCtimeNs; /* last status change, ns since 1970 */
+  int bValid;       /* 1: the fields above describe a file on disk */
+};
+
+/*
+** colvecOsFileSize, also filling *pId (one fstat; pId may be NULL).
+*/
+int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
+                     ColvecErr *pErr);
+
 /*************************************************************************
 ** Paths and folders.
 */
@@ -175,6 +200,8 @@ void colvecOsMapClose(ColvecMap *pMap);
 const char *colvecOsBaseName(const char *zPath);
 int64_t colvecOsPageSize(void);
 double colvecOsMicros(void);
+int64_t colvecOsWallNs(void); /* wall-clock time, ns since 1970, as file
+                              ** times are kept */
 int colvecOsCpuCount(void);
 
 /*

@@ -363,6 +363,22 @@ int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
 
 /* Stores the current size of pFile in bytes in *pnByte. */
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
+  return colvecOsFileStat(pFile, pnByte, NULL, pErr);
+}
+
+/* Nanoseconds since 1970 of a FILETIME-style count (100 ns since 1601). */
+static int64_t osWinNs(uint64_t t) {
+  return ((int64_t)t - (int64_t)116444736000000000LL) * 100;
+}
+
+/*
+** Size and identity of pFile; see colvec_os.h. The identity is
+** GetFileInformationByHandle's volume serial, file index and last-write
+** time, and FileBasicInfo's change time.
+*/
+int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
+                     ColvecErr *pErr) {
+  if (pId) memset(pId, 0, sizeof(*pId));
   if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
   LARGE_INTEGER sz;
   int iFault =
@@ -373,6 +389,23 @@ int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr) {
     return osWinIoErr(pErr, "stat", pFile->zPath);
   }
   *pnByte = (int64_t)sz.QuadPart;
+  if (pId) {
+    BY_HANDLE_FILE_INFORMATION info;
+    FILE_BASIC_INFO basic;
+    if (!GetFileInformationByHandle((HANDLE)pFile->hFile, &info) ||
+        !GetFileInformationByHandleEx((HANDLE)pFile->hFile, FileBasicInfo,
+                                      &basic, sizeof(basic))) {
+      return osWinIoErr(pErr, "stat", pFile->zPath);
+    }
+    pId->iDev = (uint64_t)info.dwVolumeSerialNumber;
+    pId->iIno = ((uint64_t)info.nFileIndexHigh << 32) | info.nFileIndexLow;
+    pId->nSize = (int64_t)sz.QuadPart;
+    pId->iMtimeNs =
+        osWinNs(((uint64_t)info.ftLastWriteTime.dwHighDateTime << 32) |
+                info.ftLastWriteTime.dwLowDateTime);
+    pId->iCtimeNs = osWinNs((uint64_t)basic.ChangeTime.QuadPart);
+    pId->bValid = 1;
+  }
   return COLVEC_OK;
 }
 
@@ -906,6 +939,13 @@ double colvecOsMicros(void) {
   if (freq.QuadPart == 0) QueryPerformanceFrequency(&freq);
   QueryPerformanceCounter(&now);
   return (double)now.QuadPart * 1e6 / (double)freq.QuadPart;
+}
+
+/* Wall-clock time in nanoseconds since 1970 (the clock of file times). */
+int64_t colvecOsWallNs(void) {
+  FILETIME ft;
+  GetSystemTimeAsFileTime(&ft);
+  return osWinNs(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
 }
 
 /* Number of processors (at least 1, at most 1024). */

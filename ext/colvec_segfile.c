@@ -686,6 +686,7 @@ struct ColvecSeg {
   int64_t iTable;         /* offset of the section table */
   int nSec;               /* number of sections */
   ColvecSegSection *aSec; /* decoded section table */
+  ColvecFileId id;        /* the file's identity when it was opened */
 };
 
 /*
@@ -886,7 +887,7 @@ int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
   memcpy(p->zPath, zPath, n + 1);
   p->eAccess = eAccess;
   rc = colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &p->pFile, pErr);
-  if (rc == COLVEC_OK) rc = colvecOsFileSize(p->pFile, &nFile, pErr);
+  if (rc == COLVEC_OK) rc = colvecOsFileStat(p->pFile, &nFile, &p->id, pErr);
   if (rc == COLVEC_OK) rc = segLoadHeader(p, nFile, pErr);
   if (rc == COLVEC_OK && eAccess == COLVEC_SEG_MMAP) {
     ColvecErr errMap;
@@ -951,6 +952,9 @@ uint32_t colvecSegVersion(const ColvecSeg *pSeg) { return pSeg->iVersion; }
 int64_t colvecSegFileSize(const ColvecSeg *pSeg) { return pSeg->nFile; }
 
 /* Returns the checksum of the header and section table. */
+/* The identity of the file of pSeg when it was opened; see the header. */
+const ColvecFileId *colvecSegFileId(const ColvecSeg *pSeg) { return &pSeg->id; }
+
 uint64_t colvecSegHeaderChecksum(const ColvecSeg *pSeg) { return pSeg->cksum; }
 
 /* Returns the file offset of the section table. */

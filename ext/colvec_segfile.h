@@ -54,8 +54,9 @@
 ** A (kind, column) pair appears at most once.
 **
 ** Checksums of the header and table are verified on every open; section
-** checksums only by colvecSegVerify() (integrity-check), so opening a
-** multi-GB segment costs a few reads, not a pass over the file.
+** checksums only by colvecSegVerify() (integrity-check, and the first open
+** in a process of an embedded table's cache file), so opening a multi-GB
+** segment costs a few reads, not a pass over the file.
 **
 ** Result codes: COLVEC_CORRUPT for a damaged or truncated file (message
 ** names the file and what is wrong); COLVEC_ERROR for a file written in a
@@ -163,6 +164,9 @@ uint64_t colvecSegFingerprint(const ColvecSeg *pSeg);
 uint32_t colvecSegVersion(const ColvecSeg *pSeg);
 int64_t colvecSegFileSize(const ColvecSeg *pSeg);
 uint64_t colvecSegHeaderChecksum(const ColvecSeg *pSeg);
+/* The identity (colvecOsFileStat) of the file as it was when opened; not
+** valid (bValid 0) for a memory file. */
+const ColvecFileId *colvecSegFileId(const ColvecSeg *pSeg);
 int64_t colvecSegTableOffset(const ColvecSeg *pSeg);
 int colvecSegSectionCount(const ColvecSeg *pSeg);
 const ColvecSegSection *colvecSegSection(const ColvecSeg *pSeg, int i);

@@ -579,6 +579,15 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
   return rc;
 }
 
+/* Closes the file of segment h and its layout; h can be opened again. */
+static void segHandleCloseFile(const ColvecConfig *pC, ColvecSegHandle *h) {
+  colvecLayoutClose(pC, h);
+  colvecSegClose(h->pSeg);
+  h->pSeg = NULL;
+  h->nRow = 0;
+  h->aRowid = NULL;
+}
+
 /*
 ** Opens file zPath as segment h (h->iSegid, h->cksum) and checks it against
 ** its manifest row (nRow rows) and the table's layout. Returns SQLITE_OK,
@@ -610,25 +619,157 @@ static int segHandleOpenFile(ColvecSegTable *p, ColvecSegHandle *h,
     h->nRow = nRow;
     rc = colvecLayoutOpen(pC, h, zPath, pzErr);
   }
-  if (rc != SQLITE_OK) {
-    colvecLayoutClose(pC, h);
-    colvecSegClose(h->pSeg);
-    h->pSeg = NULL;
-    h->nRow = 0;
-    h->aRowid = NULL;
-  }
+  if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
   return rc;
+}
+
+/*************************************************************************
+** The memo of verified cache files: the cache files of embedded tables
+** whose section checksums this process has verified (segVerify), so that
+** a file is read in full once per process, not once per connection. An
+** entry is the file's identity (device, inode, size, modification and
+** change times: colvecOsFileStat) and header checksum; a file rewritten
+** in place or replaced has another identity and is verified again. A file
+** changed less than SEG_MEMO_RACY_NS before it was verified is not
+** remembered (a change within the granularity of the file system's
+** timestamps would keep its times: git's "racily clean" problem), so it
+** is verified again by the next connection that opens it. A fixed table,
+** no allocation: when full, entries are replaced in turn. Guarded by
+** SQLite's main mutex (colvecMainMutexEnter; nothing with SQLITE_THREADSAFE
+** builds that have none).
+*/
+
+#define SEG_MEMO_SIZE 512 /* files remembered; then replaced in turn */
+#define SEG_MEMO_RACY_NS ((int64_t)2000000000) /* 2 s: FAT's granularity */
+
+/* One verified file. */
+typedef struct SegMemoEntry SegMemoEntry;
+struct SegMemoEntry {
+  ColvecFileId id; /* the file as it was verified */
+  uint64_t cksum;  /* its header checksum */
+};
+
+/* The memo (process-wide). */
+static struct {
+  SegMemoEntry a[SEG_MEMO_SIZE]; /* entries; the first n are used */
+  int n;                         /* entries used */
+  int iNext;                     /* entry replaced next once full */
+} segMemo;
+
+/* Returns non-zero when entry e is file pId with header checksum cksum. */
+static int segMemoSame(const SegMemoEntry *e, const ColvecFileId *pId,
+                       uint64_t cksum) {
+  return e->id.iDev == pId->iDev && e->id.iIno == pId->iIno &&
+         e->id.nSize == pId->nSize && e->id.iMtimeNs == pId->iMtimeNs &&
+         e->id.iCtimeNs == pId->iCtimeNs && e->cksum == cksum;
+}
+
+/*
+** Returns non-zero when the file of segment pSeg, as it was opened, was
+** verified before in this process.
+*/
+static int segMemoHas(const ColvecSeg *pSeg) {
+  const ColvecFileId *pId = colvecSegFileId(pSeg);
+  uint64_t cksum = colvecSegHeaderChecksum(pSeg);
+  int i, bHas = 0;
+  if (!pId->bValid) return 0;
+  colvecMainMutexEnter();
+  for (i = 0; i < segMemo.n && !bHas; i++) {
+    bHas = segMemoSame(&segMemo.a[i], pId, cksum);
+  }
+  colvecMainMutexLeave();
+  return bHas;
+}
+
+/*
+** Remembers that the file of segment pSeg, as it was opened, passed
+** colvecSegVerify; it replaces an entry of the same file (device and
+** inode). Does nothing for a memory file or one changed less than
+** SEG_MEMO_RACY_NS ago.
+*/
+static void segMemoAdd(const ColvecSeg *pSeg) {
+  const ColvecFileId *pId = colvecSegFileId(pSeg);
+  int64_t iChanged;
+  int i;
+  if (!pId->bValid) return;
+  iChanged = pId->iMtimeNs > pId->iCtimeNs ? pId->iMtimeNs : pId->iCtimeNs;
+  if (iChanged >= colvecOsWallNs() - SEG_MEMO_RACY_NS) return;
+  colvecMainMutexEnter();
+  for (i = 0; i < segMemo.n; i++) {
+    if (segMemo.a[i].id.iDev == pId->iDev &&
+        segMemo.a[i].id.iIno == pId->iIno) {
+      break;
+    }
+  }
+  if (i == segMemo.n) {
+    if (segMemo.n < SEG_MEMO_SIZE) {
+      segMemo.n++;
+    } else {
+      i = segMemo.iNext;
+      segMemo.iNext = (segMemo.iNext + 1) % SEG_MEMO_SIZE;
+    }
+  }
+  segMemo.a[i].id = *pId;
+  segMemo.a[i].cksum = colvecSegHeaderChecksum(pSeg);
+  colvecMainMutexLeave();
+}
+
+/*
+** Verifies every section checksum of open segment h of an embedded table
+** (colvecSegVerifyWith, asking the connection whether it was interrupted
+** before each megabyte), unless the memo has its file; remembers it when
+** it passes. Returns SQLITE_OK; COLVEC_CORRUPT_VTAB with *pzErr when a
+** checksum (or the order of rowids or offsets) fails; SQLITE_INTERRUPT,
+** SQLITE_NOMEM, or an I/O error with *pzErr.
+*/
+static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, char **pzErr) {
+  ColvecTick tick;
+  ColvecErr err;
+  int rc;
+  if (segMemoHas(h->pSeg)) return SQLITE_OK;
+  colvecErrClear(&err);
+  colvecTickInit(&tick, p->db);
+  rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+  if (rc == COLVEC_OK) {
+    segMemoAdd(h->pSeg);
+    return SQLITE_OK;
+  }
+  if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
+  *pzErr = sqlite3_mprintf("%s", err.zMsg);
+  return colvecSegReadRc(rc, err.iErrno);
+}
+
+/*
+** Returns whether the table of set p is embedded (1) or not (0), or a
+** negated error code; *pbEmbed caches the answer for one refresh (-1: not
+** read yet). Read only when a file is opened, so a sidecar table pays one
+** cached T_config read per refresh that opens a segment file.
+*/
+static int segEmbedded(ColvecSegTable *p, int *pbEmbed) {
+  if (*pbEmbed < 0) {
+    int b = colvecStorageEmbedded(p->pStorage);
+    if (b < 0) return b;
+    *pbEmbed = b;
+  }
+  return *pbEmbed;
 }
 
 /*
 ** Opens segment iSegid and checks it against its manifest row (checksum
 ** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
-** segMissing for a file that does not exist). For an embedded table a
-** file that is missing or fails the checks is a stale cache: it is
-** rebuilt from the stored bytes (segRestore) and opened again, once.
+** segMissing for a file that does not exist). *pbEmbed caches whether the
+** table is embedded (segEmbedded). For an embedded table the file is a
+** cache: before its first use in this process every section checksum is
+** verified (segVerify; memory files, written by this process, are not),
+** and a file that is missing or fails any check is rebuilt from the
+** stored bytes (segRestore) and opened again, once. The rebuilt bytes are
+** verified in full too, while the page cache holds them; a failure there
+** means the database's own bytes are damaged: COLVEC_CORRUPT_VTAB naming
+** the table and segment.
 */
 static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
-                         int64_t nRow, ColvecSegHandle **pp, char **pzErr) {
+                         int64_t nRow, int *pbEmbed, ColvecSegHandle **pp,
+                         char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
   char *zPath = colvecSegPath(p->zDir, iSegid, "");
@@ -644,9 +785,20 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   h->iSegid = iSegid;
   h->cksum = cksum;
   rc = segHandleOpenFile(p, h, zPath, nRow, pzErr);
+  if (rc == SQLITE_OK && !colvecOsMemIs(zPath)) {
+    int bEmbed = segEmbedded(p, pbEmbed);
+    if (bEmbed < 0) {
+      rc = -bEmbed;
+    } else if (bEmbed) {
+      rc = segVerify(p, h, pzErr);
+      /* closed: a stale cache file is rebuilt below, as one that failed
+      ** at open */
+      if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
+    }
+  }
   if (rc != SQLITE_OK && rc != SQLITE_NOMEM &&
       (rc & 0xff) != SQLITE_INTERRUPT) {
-    int bEmbed = colvecStorageEmbedded(p->pStorage);
+    int bEmbed = segEmbedded(p, pbEmbed);
     if (bEmbed < 0) {
       rc = -bEmbed;
     } else if (bEmbed) {
@@ -656,6 +808,35 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
       *pzErr = NULL;
       rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
       if (rc == SQLITE_OK) rc = segHandleOpenFile(p, h, zOpen, nRow, pzErr);
+      if (rc == SQLITE_OK) {
+        ColvecTick tick;
+        ColvecErr err;
+        colvecErrClear(&err);
+        colvecTickInit(&tick, p->db);
+        rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+        if (rc == COLVEC_OK) {
+          if (!bMem) segMemoAdd(h->pSeg);
+        } else if (rc == COLVEC_INTERRUPT) {
+          rc = colvecTickError(pzErr);
+        } else if (rc == COLVEC_CORRUPT) {
+          const char *zWhy = err.zMsg;
+          if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
+          *pzErr = sqlite3_mprintf(
+              "colvec: segment %lld of table %s: the bytes the database "
+              "holds for it are damaged: %s",
+              (long long)iSegid, pC->zName, zWhy);
+          rc = COLVEC_CORRUPT_VTAB;
+          if (!bMem) {
+            /* closed first (Windows cannot delete an open file): no
+            ** file of bad bytes is left for the next open to take */
+            segHandleCloseFile(pC, h);
+            colvecOsUnlink(zOpen, NULL);
+          }
+        } else {
+          *pzErr = sqlite3_mprintf("%s", err.zMsg);
+          rc = colvecSegReadRc(rc, err.iErrno);
+        }
+      }
       if (bMem) colvecOsUnlink(zOpen, NULL); /* the bytes live while open */
       sqlite3_free(zOpen);
     }
@@ -797,6 +978,7 @@ struct SegRefresh {
   ColvecSegHandle **apNew; /* the new set, ascending segid */
   int nNew;                /* entries of apNew */
   int nAlloc;              /* allocated entries of apNew */
+  int bEmbed;              /* the table is embedded; -1: not read yet */
 };
 
 /*
@@ -827,7 +1009,9 @@ static int segAddSeg(void *pCtx, sqlite3_int64 iSegid, sqlite3_int64 nRow,
       break;
     }
   }
-  if (h == NULL) rc = segHandleOpen(p, iSegid, cksum, nRow, &h, pzErr);
+  if (h == NULL) {
+    rc = segHandleOpen(p, iSegid, cksum, nRow, &pR->bEmbed, &h, pzErr);
+  }
   if (rc == SQLITE_OK) pR->apNew[pR->nNew++] = h;
   return rc;
 }
@@ -846,6 +1030,7 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   }
   memset(&r, 0, sizeof(r));
   r.p = p;
+  r.bEmbed = -1;
   rc = colvecStorageManifestScan(p->pStorage, segAddSeg, &r, pzErr);
   for (i = 0; i < p->nSeg; i++)
     colvecSegHandleUnref(pC, p->apSeg[i]);

@@ -182,6 +182,18 @@ proc test_scale {n {min 1}} {
   return [expr {min($n, max($min, $n / $scale))}]
 }
 
+# Makes folder $dir read-only, or writable again ($on 0): chmod for a user,
+# the immutable attribute for root (whom permissions do not stop; chattr is
+# e2fsprogs', which tool/install-deps.sh installs). The test checks that a
+# write into it really fails.
+proc set_readonly {dir on} {
+  if {[exec id -u] ne "0"} {
+    file attributes $dir -permissions [expr {$on ? 0555 : 0755}]
+  } else {
+    exec chattr [expr {$on ? "+i" : "-i"}] $dir
+  }
+}
+
 # Exits 77 (automake SKIP) with a reason.
 proc skip_test {reason} {
   puts "SKIP: $reason"
