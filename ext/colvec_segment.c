@@ -743,7 +743,7 @@ static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, char **pzErr) {
 ** Returns whether the table of set p is embedded (1) or not (0), or a
 ** negated error code; *pbEmbed caches the answer for one refresh (-1: not
 ** read yet). Read only when a file is opened, so a sidecar table pays one
-** cached T_config read per refresh that opens a segment file.
+** cached read of the table options per refresh that opens a segment file.
 */
 static int segEmbedded(ColvecSegTable *p, int *pbEmbed) {
   if (*pbEmbed < 0) {
