@@ -1365,8 +1365,10 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr);
 
 /*
-** Full integrity check: delta rows, segment files, manifest, tombstones.
-** bFlush: write pending rows first (the 'integrity-check' command, inside
+** Full integrity check: delta rows, segment files, manifest, tombstones,
+** and for a sidecar table that the manifest or trash names every file of
+** the folder (an embedded table's folder is a cache: a file no row names
+** is stale, not damage). bFlush: write pending rows first (the 'integrity-check' command, inside
 ** a write); 0 (colvec_check(), maybe on a read-only connection) writes
 ** nothing and leaves pending rows, which are in memory only, unchecked.
 */

@@ -388,7 +388,11 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       }
     }
   }
-  if (rc == SQLITE_OK)
+  if (rc == SQLITE_OK && !bEmbed) {
+    /* an embedded table's folder is a cache: a file no row names (one an
+    ** old WAL reader rebuilt for its snapshot) is stale, not damage; the
+    ** next cleanup deletes it */
     rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
+  }
   return rc;
 }
