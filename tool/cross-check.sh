@@ -22,7 +22,8 @@
 # COLVEC_CROSS_TCL=0 runs the Check suites only; COLVEC_CROSS_TCL_TESTS
 # names the Tcl suites to run (default: all but shell1, schema1, matrix1 and
 # values4, which load the module into the host's sqlite3 shell or Python);
-# COLVEC_CROSS_CHECK=0 runs no Check suite.
+# COLVEC_CROSS_CHECK=0 runs no Check suite; COLVEC_CROSS_CHECK_SUITES names
+# the Check suites to run (default: all, e.g. "test/check_oom").
 #
 # Why cross compilers and not gcc -m32: on Debian 12 gcc-multilib and
 # gcc-aarch64-linux-gnu cannot be installed together; gcc-i686-linux-gnu and
@@ -129,6 +130,7 @@ if [ -n "$runner" ]; then
   runner=$out/qemu-run
 fi
 suites=$(make -s print-check-suites)
+[ -n "${COLVEC_CROSS_CHECK_SUITES:-}" ] && suites=$COLVEC_CROSS_CHECK_SUITES
 [ "${COLVEC_CROSS_CHECK:-1}" = 0 ] && suites=""
 
 # The Tcl suites need a target tclsh and a target sqlite3 Tcl package.
