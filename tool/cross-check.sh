@@ -200,6 +200,14 @@ say "running on $arch: $(echo $suites | wc -w) Check suites, $(echo $tcl_tests |
 # (colvec itself is built with it). The Tcl suites' scratch folder then
 # goes to /dev/shm (tmpfs numbers its entries from 2).
 testenv="TCLLIBPATH='$out/tcl/lib'; export TCLLIBPATH;"
+# Suites that run tool/colvec-inspect (knn2, seg1) find it through
+# COLVEC_INSPECT: under qemu, a host script that runs it there.
+if [ -n "$runner" ]; then
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$runner" "$out/tool/colvec-inspect" \
+    >"$out/inspect-run"
+  chmod +x "$out/inspect-run"
+  testenv="$testenv COLVEC_INSPECT='$out/inspect-run'; export COLVEC_INSPECT;"
+fi
 if [ "$arch" = i386 ] && [ -n "$runner" ] && [ -n "$tcl_tests" ] &&
   [ -d /dev/shm ] && [ -w /dev/shm ]; then
   scratch=$(mktemp -d /dev/shm/colvec-cross.XXXXXX) || exit 1
