@@ -200,8 +200,8 @@ say "running on $arch: $(echo $suites | wc -w) Check suites, $(echo $tcl_tests |
 # (colvec itself is built with it). The Tcl suites' scratch folder then
 # goes to /dev/shm (tmpfs numbers its entries from 2).
 testenv="TCLLIBPATH='$out/tcl/lib'; export TCLLIBPATH;"
-# Suites that run tool/colvec-inspect (knn2, seg1) find it through
-# COLVEC_INSPECT: under qemu, a host script that runs it there.
+# Suites that run tool/colvec-inspect (knn2, seg1, readers2) find it
+# through COLVEC_INSPECT: under qemu, a host script that runs it there.
 if [ -n "$runner" ]; then
   printf '#!/bin/sh\nexec %s %s "$@"\n' "$runner" "$out/tool/colvec-inspect" \
     >"$out/inspect-run"
