@@ -83,6 +83,7 @@
 #include "colvec_core.h"
 #include "colvec_os.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -379,7 +380,18 @@ static inline float colvecQuantFinish(ColvecMetric eMetric, float rBase,
   r = rBase + f0 - 2.0f * rCross;
   if (r != r) return HUGE_VALF; /* NaN (corrupt code or query): last */
   if (r < 0.0f) r = 0.0f;
-  return eMetric == COLVEC_METRIC_COSINE ? 0.5f * r : sqrtf(r);
+  if (eMetric == COLVEC_METRIC_COSINE) return 0.5f * r;
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+  {
+    /* x87 (i386): sqrtf leaves its result unrounded in an 80-bit register
+    ** and the compiler takes it for a float, so the same estimate compared
+    ** unequal to itself once stored; the volatile store rounds it */
+    volatile float rRounded = sqrtf(r);
+    return rRounded;
+  }
+#else
+  return sqrtf(r);
+#endif
 }
 
 /*

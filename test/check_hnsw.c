@@ -7,9 +7,12 @@
 ** whatever the thread count, serialise/open round trips, refusal of every
 ** truncation and survival of random corruptions, the filter callback, and
 ** the edge cases N = 0, N = 1, k > N. Graphs are built once per process and
-** shared by the tests (the runner does not fork).
+** shared by the tests (the runner does not fork). Emulated
+** (COLVEC_TEST_SCALE, see test/testscale.h) the main data set has fewer
+** vectors and the recall measurements fewer queries.
 */
 #include "colvec_hnsw.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <math.h>
@@ -18,9 +21,9 @@
 #include <string.h>
 
 #define T_DIM 32      /* dimensions of the main data set */
-#define T_N 10000     /* vectors in the main data set */
+#define T_N 10000     /* vectors in the main data set (natively) */
 #define T_NCLUSTER 40 /* Gaussian clusters */
-#define T_NQUERY 200  /* queries per recall measurement */
+#define T_NQUERY 200  /* queries per recall measurement (natively) */
 #define T_K 10        /* k of recall@k */
 
 /*
@@ -212,7 +215,9 @@ static double tOverlap(const uint32_t *aGot, int nGot, const uint32_t *aTruth,
 */
 
 static TData gL2, gDot;       /* main data sets */
-static float *gaQuery;        /* T_NQUERY query vectors */
+static int gnVec;             /* vectors in gL2: T_N, fewer emulated */
+static int gnQuery;           /* queries: T_NQUERY, fewer emulated */
+static float *gaQuery;        /* gnQuery query vectors */
 static ColvecHnsw *gpL2;      /* graph of gL2, built with 2 threads */
 static ColvecHnsw *gpDot;     /* graph of gDot, efConstruction 100 */
 static ColvecHnswSearch *gpS; /* shared search scratch */
@@ -246,14 +251,16 @@ static ColvecHnsw *tBuild(const TData *p, int nM, int nEfC, int nThread) {
 /* Creates the main data sets and graphs on first use. */
 static void tSetup(void) {
   if (gpL2) return;
+  gnVec = testScaled(T_N, 3000);
+  gnQuery = testScaled(T_NQUERY, 50);
   gL2.nDim = T_DIM;
-  gL2.n = T_N;
-  gL2.aVec = (float *)malloc(sizeof(float) * T_N * T_DIM);
-  tGenerate(gL2.aVec, T_N, T_DIM, 42);
+  gL2.n = gnVec;
+  gL2.aVec = (float *)malloc(sizeof(float) * gnVec * T_DIM);
+  tGenerate(gL2.aVec, gnVec, T_DIM, 42);
   gDot = gL2;
   gDot.bDot = 1;
-  gaQuery = (float *)malloc(sizeof(float) * T_NQUERY * T_DIM);
-  tGenerate(gaQuery, T_NQUERY, T_DIM, 4242);
+  gaQuery = (float *)malloc(sizeof(float) * gnQuery * T_DIM);
+  tGenerate(gaQuery, gnQuery, T_DIM, 4242);
   gpL2 = tBuild(&gL2, 0, 0, 2);
   gpDot = tBuild(&gDot, 0, 100, 2);
 }
@@ -272,7 +279,7 @@ static uint8_t *tSerialize(const ColvecHnsw *pG, size_t *pn) {
 static double tRecall(const ColvecHnsw *pG, const TData *p, int nEf) {
   double sum = 0;
   int i;
-  for (i = 0; i < T_NQUERY; i++) {
+  for (i = 0; i < gnQuery; i++) {
     TQuery q;
     ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
     uint32_t aGot[T_K], aTruth[T_K];
@@ -288,7 +295,7 @@ static double tRecall(const ColvecHnsw *pG, const TData *p, int nEf) {
     nTruth = tBrute(&q, 0, T_K, aTruth, aTruthD);
     sum += tOverlap(aGot, nGot, aTruth, nTruth);
   }
-  return sum / T_NQUERY;
+  return sum / gnQuery;
 }
 
 /*************************************************************************
@@ -344,7 +351,8 @@ END_TEST
 
 /*
 ** Same data and parameters -> identical bytes, built twice, with 1 thread
-** and with 2 (3,000 nodes of the main set, default parameters).
+** and with 2 (3,000 nodes of the main set, 1,500 emulated, default
+** parameters).
 */
 START_TEST(test_determinism) {
   TData sub;
@@ -354,7 +362,7 @@ START_TEST(test_determinism) {
   size_t n1, n2, n3;
   tSetup();
   sub = gL2;
-  sub.n = 3000;
+  sub.n = testScaled(3000, 1500);
   p1 = tBuild(&sub, 0, 0, 1);
   p2 = tBuild(&sub, 0, 0, 2);
   /* the prefetch hint changes nothing either (and is called, in range) */
@@ -404,7 +412,7 @@ START_TEST(test_interrupt) {
   int nThread, nLeft;
   tSetup();
   sub = gL2;
-  sub.n = 3000;
+  sub.n = testScaled(3000, 1500);
   for (nThread = 1; nThread <= 2; nThread++) {
     memset(&cfg, 0, sizeof(cfg));
     cfg.nThread = nThread;
@@ -420,7 +428,8 @@ START_TEST(test_interrupt) {
   nLeft = -1; /* never reaches 0 */
   T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pG),
        COLVEC_OK);
-  T_ASSERT(nLeft < -1000); /* asked about once per node of worker 0 */
+  /* asked about once per node of worker 0 (-1000 for 3,000 nodes) */
+  T_ASSERT(nLeft < -(int)sub.n / 3);
   pRef = tBuild(&sub, 0, 0, 1);
   a1 = tSerialize(pG, &n1);
   a2 = tSerialize(pRef, &n2);
@@ -478,7 +487,7 @@ START_TEST(test_roundtrip) {
   T_EQ(colvecHnswOpen(aOdd + 1, n, 0, &pCopy), COLVEC_OK);
   T_ASSERT(NULL != pCopy->pOwned); /* misaligned: private copy */
   T_EQ(colvecHnswOpen(a, n, COLVEC_HNSW_OPEN_LAZY, &pLazy), COLVEC_OK);
-  T_EQ(colvecHnswNodeCount(pIn), T_N);
+  T_EQ(colvecHnswNodeCount(pIn), gnVec);
   T_EQ(colvecHnswMaxLevel(pIn), colvecHnswMaxLevel(gpL2));
   tSameResults(gpL2, pIn, &gL2, 64, 10);
   tSameResults(gpL2, pCopy, &gL2, 64, 10);
@@ -633,9 +642,9 @@ START_TEST(test_filter) {
     q.aQ = &gaQuery[(size_t)i * T_DIM];
     q.iMod = 10; /* 10 % selectivity */
     q.iRem = 3;
-    sum10 += tFiltered(&q, 64, 10, T_N / 10, 0.5);
+    sum10 += tFiltered(&q, 64, 10, gnVec / 10, 0.5);
     q.iMod = 100; /* 1 % */
-    sum1 += tFiltered(&q, 64, 10, T_N / 100, 0.5);
+    sum1 += tFiltered(&q, 64, 10, gnVec / 100, 0.5);
     q.iMod = 0; /* only nodes 0..5: fewer than k, all must be found */
     q.iRem = 6;
     T_ASSERT(tFiltered(&q, 64, 10, 6, 1.0) == 1.0);
@@ -695,10 +704,10 @@ START_TEST(test_epoch_wrap) {
   tSetup();
   T_EQ(colvecHnswSearchNew(&pFresh), COLVEC_OK);
   T_EQ(colvecHnswSearchNew(&pOld), COLVEC_OK);
-  T_EQ(colvecHnswSearchReserve(pOld, T_N, 32), COLVEC_OK);
+  T_EQ(colvecHnswSearchReserve(pOld, gnVec, 32), COLVEC_OK);
   /* tags of a long-past epoch 1: the wrap must clear them, or the search
   ** right after it sees almost every node as already visited */
-  for (j = 0; j < T_N; j++)
+  for (j = 0; j < gnVec; j++)
     pOld->aVisit[j] = 1;
   pOld->iEpoch = 65534;
   for (i = 0; i < 20; i++) {

@@ -697,8 +697,10 @@ static int oomNextN(const OomScript *p, int N, int nDense, int nGrowth) {
       N + 1 < iPrev + (p->nWindow ? p->nWindow : OOM_WINDOW) / nThin) {
     return N + 1;
   }
-  nGrowth = nGrowth / nThin > 0 ? nGrowth / nThin : 1;
-  iNext = N + 1 + (N - iPrev) / nGrowth;
+  /* thinned: the stride is nThin/nGrowth of the distance (a 1/nGrowth
+  ** stride taken nThin times), so that far from a start the values tried
+  ** grow geometrically faster than doubling when nThin > nGrowth */
+  iNext = N + 1 + (N - iPrev) * nThin / nGrowth;
   for (i = 0; i < p->nBound; i++) {
     if (p->aBound[i] > N && p->aBound[i] < iNext) iNext = p->aBound[i];
   }

@@ -7,11 +7,13 @@
 ** for every type and metric; estimate quality asserted through the Pearson
 ** correlation with the exact distance. Also: serialization round trip,
 ** truncated and corrupted input, determinism, AVX2 against scalar,
-** out-of-memory paths and edge cases.
+** out-of-memory paths and edge cases. Emulated (COLVEC_TEST_SCALE, see
+** test/testscale.h) the recall tests use fewer queries.
 **
 ** Set COLVEC_QUANT_VERBOSE=1 to print the measured numbers.
 */
 #include "colvec_quant.h"
+#include "testscale.h"
 
 #include <check.h>
 #include <math.h>
@@ -230,10 +232,13 @@ static void tqMeasure(const TqData *p, ColvecQuantType eType,
 /* Datasets built once per process (each test runs in the same process). */
 static TqData tq128, tq784;
 
-/* Builds the two datasets. */
+/*
+** Builds the two datasets. Emulated (COLVEC_TEST_SCALE), the recall tests
+** take fewer queries: the first ones of the same sequence.
+*/
 static void tqSetup(void) {
-  tqDataMake(&tq128, 5000, 100, 128, 0.4, 12345);
-  tqDataMake(&tq784, 2000, 50, 784, 0.4, 67890);
+  tqDataMake(&tq128, 5000, testScaled(100, 30), 128, 0.4, 12345);
+  tqDataMake(&tq784, 2000, testScaled(50, 15), 784, 0.4, 67890);
 }
 
 /* Frees the two datasets. */

@@ -194,6 +194,16 @@ proc set_readonly {dir on} {
   }
 }
 
+# Returns the path of the colvec-inspect program: env COLVEC_INSPECT when
+# set (tool/cross-check.sh: a host script that runs the target's program
+# under qemu), else tool/colvec-inspect next to the built extension.
+proc inspect_path {} {
+  if {[info exists ::env(COLVEC_INSPECT)] && $::env(COLVEC_INSPECT) ne ""} {
+    return $::env(COLVEC_INSPECT)
+  }
+  return [file join [file dirname $::colvec_ext] tool colvec-inspect]
+}
+
 # Exits 77 (automake SKIP) with a reason.
 proc skip_test {reason} {
   puts "SKIP: $reason"
