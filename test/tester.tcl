@@ -194,6 +194,16 @@ proc set_readonly {dir on} {
   }
 }
 
+# Returns 1 when the sqlite3 shell on PATH can load the built module; 0
+# when there is none, or when env COLVEC_HOST_SHELL is 0 (tool/cross-check.sh:
+# the module is built for another CPU than the shell's).
+proc host_shell {} {
+  if {[info exists ::env(COLVEC_HOST_SHELL)] && $::env(COLVEC_HOST_SHELL) eq "0"} {
+    return 0
+  }
+  expr {[auto_execok sqlite3] ne ""}
+}
+
 # Returns the path of the colvec-inspect program: env COLVEC_INSPECT when
 # set (tool/cross-check.sh: a host script that runs the target's program
 # under qemu), else tool/colvec-inspect next to the built extension.
