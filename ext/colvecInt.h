@@ -1368,9 +1368,10 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr);
 ** Full integrity check: delta rows, segment files, manifest, tombstones,
 ** and for a sidecar table that the manifest or trash names every file of
 ** the folder (an embedded table's folder is a cache: a file no row names
-** is stale, not damage). bFlush: write pending rows first (the 'integrity-check' command, inside
-** a write); 0 (colvec_check(), maybe on a read-only connection) writes
-** nothing and leaves pending rows, which are in memory only, unchecked.
+** is stale, not damage). bFlush: write pending rows first (the
+** 'integrity-check' command, inside a write); 0 (colvec_check(), maybe on
+** a read-only connection) writes nothing and leaves pending rows, which
+** are in memory only, unchecked.
 */
 int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr);
 
