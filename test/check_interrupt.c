@@ -2,15 +2,17 @@
 ** check_interrupt.c — sqlite3_interrupt() during long colvec work.
 **
 ** A COMMIT that writes a segment of 20,000 128-dimensional rows builds an
-** HNSW graph for seconds. Another thread calls sqlite3_interrupt() 200 ms
-** into it; the COMMIT must fail with SQLITE_INTERRUPT soon after (asserted
-** within 1 s, a generous bound for a busy 2-core machine; the measured
-** latency is printed), SQLite rolls the transaction back, and the table is
+** HNSW graph for seconds. Another thread (or, where none can be started,
+** a SIGALRM handler) calls sqlite3_interrupt() 200 ms into it; the COMMIT
+** must fail with SQLITE_INTERRUPT soon after (asserted within 1 s, a
+** generous bound for a busy 2-core machine; the measured latency is
+** printed), SQLite rolls the transaction back, and the table is
 ** then exactly as of its last commit, passes 'integrity-check', and the
 ** next committed write removes the file the interrupted COMMIT left. The
-** same for a build on two threads and for an 'optimize' that merges
-** segments. Requires env COLVEC_EXT (path of colvec.so); exits 77 when it
-** is unset.
+** same for a build on two threads, for one interrupted from a signal
+** handler (as the sqlite3 shell's Ctrl-C) and for an 'optimize' that
+** merges segments. Requires env COLVEC_EXT (path of colvec.so); exits 77
+** when it is unset.
 */
 #include <sqlite3.h>
 
@@ -19,9 +21,11 @@
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,12 +61,59 @@ static void *intTimerMain(void *p) {
   return NULL;
 }
 
+/* The connection the SIGALRM handler interrupts. */
+static sqlite3 *intAlarmDb;
+/* When the SIGALRM handler called sqlite3_interrupt() (intMillis). */
+static volatile double intAlarmAt;
+
 /*
-** Runs zSql on db while another thread interrupts it after INT_DELAY_MS.
-** Returns the statement's result code; *prLatency is the time from the
-** interrupt to the statement's end (negative when it ended before).
+** SIGALRM handler: interrupts intAlarmDb, as the sqlite3 shell's SIGINT
+** handler does (sqlite3_interrupt() only sets a flag; clock_gettime() is
+** async-signal-safe).
 */
-static int intRunInterrupted(sqlite3 *db, const char *zSql, double *prLatency) {
+static void intAlarm(int iSig) {
+  (void)iSig;
+  intAlarmAt = intMillis();
+  sqlite3_interrupt(intAlarmDb);
+}
+
+/*
+** Runs zSql on db, interrupted by a SIGALRM INT_DELAY_MS into it: the way
+** when no second thread can be started (qemu-user, see tool/qemu-fork.c).
+** Returns the statement's result code and its time of interruption.
+*/
+static int intRunAlarmed(sqlite3 *db, const char *zSql, double *prAt) {
+  struct sigaction sa, saOld;
+  struct itimerval it;
+  int rc;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = intAlarm;
+  sa.sa_flags = SA_RESTART; /* colvec's and SQLite's I/O goes on */
+  sigemptyset(&sa.sa_mask);
+  intAlarmDb = db;
+  intAlarmAt = 0;
+  ck_assert_int_eq(sigaction(SIGALRM, &sa, &saOld), 0);
+  memset(&it, 0, sizeof(it));
+  it.it_value.tv_sec = INT_DELAY_MS / 1000;
+  it.it_value.tv_usec = (INT_DELAY_MS % 1000) * 1000;
+  ck_assert_int_eq(setitimer(ITIMER_REAL, &it, NULL), 0);
+  rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+  memset(&it, 0, sizeof(it));
+  setitimer(ITIMER_REAL, &it, NULL);
+  sigaction(SIGALRM, &saOld, NULL);
+  *prAt = intAlarmAt;
+  return rc;
+}
+
+/*
+** Runs zSql on db while another thread interrupts it after INT_DELAY_MS,
+** or a SIGALRM handler when bAlarm is set or no thread can be started
+** (the output then says so). Returns the statement's result code;
+** *prLatency is the time from the interrupt to the statement's end
+** (negative when it ended before).
+*/
+static int intRunInterrupted(sqlite3 *db, const char *zSql, int bAlarm,
+                             double *prLatency) {
   IntTimer t;
   pthread_t th;
   int rc;
@@ -70,7 +121,16 @@ static int intRunInterrupted(sqlite3 *db, const char *zSql, double *prLatency) {
   t.db = db;
   t.nDelayMs = INT_DELAY_MS;
   t.rAt = 0;
-  ck_assert_int_eq(pthread_create(&th, NULL, intTimerMain, &t), 0);
+  if (!bAlarm && pthread_create(&th, NULL, intTimerMain, &t) != 0) {
+    printf("no second thread (pthread_create failed): interrupting from a "
+           "SIGALRM handler\n");
+    bAlarm = 1;
+  }
+  if (bAlarm) {
+    rc = intRunAlarmed(db, zSql, &t.rAt);
+    *prLatency = t.rAt > 0 ? intMillis() - t.rAt : -1.0;
+    return rc;
+  }
   rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
   rEnd = intMillis();
   pthread_join(th, NULL);
@@ -196,9 +256,10 @@ static void intCheckCommitted(sqlite3 *db, const char *zDir, long long nRow,
 
 /*
 ** A COMMIT writing one segment of INT_ROWS rows with an HNSW graph built
-** on nThread threads, interrupted INT_DELAY_MS into it.
+** on nThread threads, interrupted INT_DELAY_MS into it by another thread
+** or, with bAlarm, by a signal handler.
 */
-static void intCommitBuild(int nThread) {
+static void intCommitBuild(int nThread, int bAlarm) {
   char zDir[300], zSql[200];
   sqlite3 *db = intOpen(zDir);
   double rLatency;
@@ -211,10 +272,10 @@ static void intCommitBuild(int nThread) {
   intInsertRows(db, 1, 10); /* the last committed state: 10 rows */
   intExec(db, "BEGIN");
   intInsertRows(db, 100, INT_ROWS);
-  rc = intRunInterrupted(db, "COMMIT", &rLatency);
-  printf("COMMIT building a %d x %d graph on %d thread(s): rc %d, "
+  rc = intRunInterrupted(db, "COMMIT", bAlarm, &rLatency);
+  printf("COMMIT building a %d x %d graph on %d thread(s)%s: rc %d, "
          "interrupt answered after %.1f ms\n",
-         INT_ROWS, INT_DIM, nThread, rc, rLatency);
+         INT_ROWS, INT_DIM, nThread, bAlarm ? " (SIGALRM)" : "", rc, rLatency);
   ck_assert_int_eq(rc, SQLITE_INTERRUPT);
   ck_assert_msg(rLatency >= 0 && rLatency < INT_BOUND_MS,
                 "answered after %.1f ms", rLatency);
@@ -224,10 +285,14 @@ static void intCommitBuild(int nThread) {
   nftw(zDir, intRmEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-START_TEST(test_commit_build_1) { intCommitBuild(1); }
+START_TEST(test_commit_build_1) { intCommitBuild(1, 0); }
 END_TEST
 
-START_TEST(test_commit_build_2) { intCommitBuild(2); }
+START_TEST(test_commit_build_2) { intCommitBuild(2, 0); }
+END_TEST
+
+/* The same, interrupted from a SIGALRM handler (as the shell's Ctrl-C). */
+START_TEST(test_commit_build_alarm) { intCommitBuild(1, 1); }
 END_TEST
 
 /*
@@ -255,7 +320,7 @@ START_TEST(test_optimize_merge) {
   }
   ck_assert_int_eq(intCountFiles(zDir), 3);
   rc = intRunInterrupted(
-      db, "BEGIN; INSERT INTO t(t) VALUES ('optimize'); COMMIT", &rLatency);
+      db, "BEGIN; INSERT INTO t(t) VALUES ('optimize'); COMMIT", 0, &rLatency);
   printf("optimize merging 3 x 2000 rows: rc %d, interrupt answered after "
          "%.1f ms\n",
          rc, rLatency);
@@ -276,6 +341,7 @@ static Suite *intSuite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_commit_build_1);
   tcase_add_test(tc, test_commit_build_2);
+  tcase_add_test(tc, test_commit_build_alarm);
   tcase_add_test(tc, test_optimize_merge);
   suite_add_tcase(s, tc);
   return s;

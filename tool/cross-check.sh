@@ -25,11 +25,11 @@
 # the shell cases of embed1 and backup1 are left out too, through
 # COLVEC_HOST_SHELL=0);
 # COLVEC_CROSS_CHECK=0 runs no Check suite; COLVEC_CROSS_CHECK_SUITES names
-# the Check suites to run (default: all, e.g. "test/check_oom"; under
-# qemu-user all but check_interrupt, whose second thread cannot start
-# there: pthread_create() hangs under qemu-user 7.2 on some hosts, so the
-# preloaded tool/qemu-fork.c makes it fail with EAGAIN and colvec's HNSW
-# builds run every worker's share on the calling thread).
+# the Check suites to run (default: all, e.g. "test/check_oom").
+# pthread_create() hangs under qemu-user 7.2 on some hosts, so under
+# qemu-user the preloaded tool/qemu-fork.c makes it fail with EAGAIN:
+# colvec's HNSW builds run every worker's share on the calling thread, and
+# check_interrupt interrupts from a SIGALRM handler instead of a thread.
 #
 # Why cross compilers and not gcc -m32: on Debian 12 gcc-multilib and
 # gcc-aarch64-linux-gnu cannot be installed together; gcc-i686-linux-gnu and
@@ -138,11 +138,6 @@ fi
 suites=$(make -s print-check-suites)
 if [ -n "${COLVEC_CROSS_CHECK_SUITES:-}" ]; then
   suites=$COLVEC_CROSS_CHECK_SUITES
-elif [ -n "$runner" ]; then
-  # check_interrupt interrupts from a second thread, which qemu-user cannot
-  # start here (see tool/qemu-fork.c): it runs natively only.
-  suites=$(for t in $suites; do [ "$t" = test/check_interrupt ] || echo "$t"; done)
-  say "not run under qemu-user (needs a second thread): test/check_interrupt"
 fi
 [ "${COLVEC_CROSS_CHECK:-1}" = 0 ] && suites=""
 

@@ -21,8 +21,9 @@
 #   the test-only hooks are never called); `extern` becomes COLVEC_PRIVATE;
 # - replaces SQLITE_EXTENSION_INIT1/INIT3 with one static sqlite3_api;
 # - puts, before any include, the feature macros the sources need
-#   (_GNU_SOURCE, _FILE_OFFSET_BITS=64) and NDEBUG unless COLVEC_DEBUG is set, as SQLite's own
-#   amalgamation does.
+#   (_GNU_SOURCE, _FILE_OFFSET_BITS=64) and NDEBUG unless COLVEC_DEBUG is
+#   set, as SQLite's own amalgamation does, and on 32-bit x86 with GCC the
+#   SSE2 float math configure selects for the build (COLVEC_X87_MATH: x87).
 # The per-ISA kernels need no flags: every function there carries its own
 # __attribute__((target(...))), under #if guards for the ISA and compiler.
 # Only awk and sh are used.
@@ -211,6 +212,13 @@ BEGIN {
   print "#endif"
   print "#if !defined(COLVEC_DEBUG) && !defined(NDEBUG)"
   print "#define NDEBUG 1 /* asserts only in debug builds, as in sqlite3.c */"
+  print "#endif"
+  print "/* 32-bit x86 with GCC: float math on SSE2, not the x87 unit, so that"
+  print "** distances round as on every other CPU and the same statements write"
+  print "** the same segment bytes; -DCOLVEC_X87_MATH keeps x87 (pre-SSE2 CPUs). */"
+  print "#if defined(__i386__) && defined(__GNUC__) && !defined(__clang__) && \\"
+  print "    !defined(__SSE2_MATH__) && !defined(COLVEC_X87_MATH)"
+  print "#pragma GCC target(\"sse2\", \"fpmath=sse\")"
   print "#endif"
   print "#define COLVEC_AMALGAMATION 1"
   print "/* Storage class of everything but the entry point. */"

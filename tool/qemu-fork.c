@@ -14,7 +14,8 @@
 ** glibc before the new thread's stack is mapped, for any program), so it
 ** reports that no thread could be started (EAGAIN): colvec then runs each
 ** worker's share on the calling thread, with the same result, and a test
-** that needs a second thread fails instead of hanging.
+** that needs a second thread fails instead of hanging (check_interrupt
+** then interrupts from a signal handler).
 */
 #define _GNU_SOURCE
 #include <errno.h>
