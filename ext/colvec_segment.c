@@ -717,26 +717,48 @@ static void segMemoAdd(const ColvecSeg *pSeg) {
 /*
 ** Verifies every section checksum of open segment h of an embedded table
 ** (colvecSegVerifyWith, asking the connection whether it was interrupted
-** before each megabyte), unless the memo has its file; remembers it when
-** it passes. Returns SQLITE_OK; COLVEC_CORRUPT_VTAB with *pzErr when a
+** before each megabyte). With bMemo the memo is asked first, and told
+** when the file passes (a file in the folder; not bytes read into
+** memory). Returns SQLITE_OK; COLVEC_CORRUPT_VTAB with *pzErr when a
 ** checksum (or the order of rowids or offsets) fails; SQLITE_INTERRUPT,
 ** SQLITE_NOMEM, or an I/O error with *pzErr.
 */
-static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, char **pzErr) {
+static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, int bMemo,
+                     char **pzErr) {
   ColvecTick tick;
   ColvecErr err;
   int rc;
-  if (segMemoHas(h->pSeg)) return SQLITE_OK;
+  if (bMemo && segMemoHas(h->pSeg)) return SQLITE_OK;
   colvecErrClear(&err);
   colvecTickInit(&tick, p->db);
   rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
   if (rc == COLVEC_OK) {
-    segMemoAdd(h->pSeg);
+    if (bMemo) segMemoAdd(h->pSeg);
     return SQLITE_OK;
   }
   if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
   *pzErr = sqlite3_mprintf("%s", err.zMsg);
   return colvecSegReadRc(rc, err.iErrno);
+}
+
+/*
+** Replaces *pzErr, why the bytes the database holds for segment iSegid
+** failed a check (with or without the "colvec: " prefix), by the message
+** that says they are damaged, under "integrity-check: " when bCheck.
+** Returns COLVEC_CORRUPT_VTAB, or SQLITE_NOMEM.
+*/
+static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
+                      char **pzErr) {
+  const char *zWhy = *pzErr ? *pzErr : "?";
+  char *zMsg;
+  if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
+  zMsg = sqlite3_mprintf("colvec: %stable %s: the bytes the database holds "
+                         "for segment %lld are damaged: %s",
+                         bCheck ? "integrity-check: " : "", pC->zName,
+                         (long long)iSegid, zWhy);
+  sqlite3_free(*pzErr);
+  *pzErr = zMsg;
+  return zMsg ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
 }
 
 /*
@@ -790,7 +812,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
     if (bEmbed < 0) {
       rc = -bEmbed;
     } else if (bEmbed) {
-      rc = segVerify(p, h, pzErr);
+      rc = segVerify(p, h, 1, pzErr);
       /* closed: a stale cache file is rebuilt below, as one that failed
       ** at open */
       if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
@@ -809,32 +831,15 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
       rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
       if (rc == SQLITE_OK) rc = segHandleOpenFile(p, h, zOpen, nRow, pzErr);
       if (rc == SQLITE_OK) {
-        ColvecTick tick;
-        ColvecErr err;
-        colvecErrClear(&err);
-        colvecTickInit(&tick, p->db);
-        rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
-        if (rc == COLVEC_OK) {
-          if (!bMem) segMemoAdd(h->pSeg);
-        } else if (rc == COLVEC_INTERRUPT) {
-          rc = colvecTickError(pzErr);
-        } else if (rc == COLVEC_CORRUPT) {
-          const char *zWhy = err.zMsg;
-          if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
-          *pzErr = sqlite3_mprintf(
-              "colvec: segment %lld of table %s: the bytes the database "
-              "holds for it are damaged: %s",
-              (long long)iSegid, pC->zName, zWhy);
-          rc = COLVEC_CORRUPT_VTAB;
+        rc = segVerify(p, h, !bMem, pzErr);
+        if (rc == COLVEC_CORRUPT_VTAB) {
+          rc = segDamaged(pC, iSegid, 0, pzErr);
           if (!bMem) {
-            /* closed first (Windows cannot delete an open file): no
-            ** file of bad bytes is left for the next open to take */
+            /* closed first (Windows cannot delete an open file): no file
+            ** of bad bytes is left for the next open to take */
             segHandleCloseFile(pC, h);
             colvecOsUnlink(zOpen, NULL);
           }
-        } else {
-          *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          rc = colvecSegReadRc(rc, err.iErrno);
         }
       }
       if (bMem) colvecOsUnlink(zOpen, NULL); /* the bytes live while open */
@@ -868,17 +873,8 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
   if (rc == SQLITE_OK) rc = segRestoreWrite(p, h->iSegid, zMem, 0, &bOs, pzErr);
   if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM; /* memory files fail so only */
   if (rc == COLVEC_CORRUPT_VTAB && *pzErr) {
-    /* chunks missing or of the wrong total: said as integrity-check says */
-    const char *zWhy = *pzErr;
-    char *zMsg;
-    if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
-    zMsg = sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
-                           "the database holds for segment %lld are "
-                           "damaged: %s",
-                           pC->zName, (long long)h->iSegid, zWhy);
-    sqlite3_free(*pzErr);
-    *pzErr = zMsg;
-    if (zMsg == NULL) rc = SQLITE_NOMEM;
+    /* chunks missing or of the wrong total */
+    rc = segDamaged(pC, h->iSegid, 1, pzErr);
   }
   if (rc == SQLITE_OK) {
     rc =
@@ -897,11 +893,8 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
     } else if (rc == COLVEC_NOMEM) {
       rc = SQLITE_NOMEM;
     } else if (rc != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: the bytes "
-                               "the database holds for segment %lld are "
-                               "damaged: %s",
-                               pC->zName, (long long)h->iSegid, err.zMsg);
-      rc = COLVEC_CORRUPT_VTAB;
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = segDamaged(pC, h->iSegid, 1, pzErr);
     }
     colvecSegClose(pSeg);
   }

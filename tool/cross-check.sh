@@ -60,16 +60,9 @@ done
 shift $((OPTIND - 1))
 arch=${1:-}
 
-# Prints a message on stderr.
-say() { echo "cross-check: $*" >&2; }
-
-# Skips the run (77), or fails it under CI=true, with message $*.
-missing() {
-  say "$*"
-  if [ "${CI:-}" = true ]; then say "CI=true: failing"; exit 1; fi
-  say "skipped (tool/install-deps.sh --cross installs what is missing)"
-  exit 77
-}
+# say, missing (skip, or fail under CI=true)
+prog=cross-check hint="tool/install-deps.sh --cross"
+. "$here/lib.sh"
 
 case $arch in
   aarch64)

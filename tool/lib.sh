@@ -1,6 +1,7 @@
 # lib.sh — shell functions shared by the scripts that build colvec for
 # another platform or against another SQLite (tool/check-windows.sh,
-# tool/check-wasm.sh, test/amalg_app.sh, test/threadsafe0.sh). Sourced, not
+# tool/check-wasm.sh, tool/cross-check.sh, test/amalg_app.sh,
+# test/threadsafe0.sh). Sourced, not
 # run: `. "$top/tool/lib.sh"`.
 #
 # The sourcing script sets, before calling anything here:
