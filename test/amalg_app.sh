@@ -5,7 +5,10 @@
 # with SQLite's own amalgamation (sqlite3.c of the newest SQLite of
 # tool/sqlite-matrix.sh, fetched and cached by it), colvec registered with
 # sqlite3_auto_extension(); then runs its KNN session on a file and on
-# :memory:. Does it with $CC and, when installed, with clang, and checks
+# :memory:. Does it with $CC and, when installed, with clang and with
+# musl-gcc (musl's C library instead of glibc, as Alpine and static builds
+# use, linked fully static; not in sanitizer builds, whose runtime needs
+# glibc), and checks
 # that the object compiled from colvec.c defines no global symbol but the
 # entry point.
 #
@@ -49,7 +52,17 @@ elif [ "${CI:-}" = true ]; then
   echo "FAIL: clang is not installed (tool/install-deps.sh installs it)"
   fail=1
 else
-  echo "note: clang is not installed; only $cc is tried"
+  echo "note: clang is not installed"
+fi
+if [ -n "${COLVEC_SAN_CFLAGS:-}" ]; then
+  echo "note: musl-gcc is not tried in a sanitizer build"
+elif command -v musl-gcc >/dev/null 2>&1; then
+  compilers+=(musl-gcc)
+elif [ "${CI:-}" = true ]; then
+  echo "FAIL: musl-gcc is not installed (tool/install-deps.sh installs musl-tools)"
+  fail=1
+else
+  echo "note: musl-gcc is not installed (Debian: musl-tools)"
 fi
 
 for c in "${compilers[@]}"; do
@@ -84,8 +97,11 @@ for c in "${compilers[@]}"; do
   else
     echo "FAIL: $name: global symbols of colvec.o: $globals"; fail=1
   fi
+  # with musl, a fully static program (no shared library at all)
+  static=
+  [ "$name" = musl-gcc ] && static=-static
   # shellcheck disable=SC2086
-  if ! "$c" $warn $opt ${COLVEC_SAN_CFLAGS:-} -I"$leg/src" -I"$build" \
+  if ! "$c" $warn $opt ${COLVEC_SAN_CFLAGS:-} $static -I"$leg/src" -I"$build" \
        "$src/test/amalg_app.c" "$out/colvec.o" "$obj" -o "$out/app" \
        -lm -lpthread -ldl >"$out/app.log" 2>&1; then
     echo "FAIL: $name: building the app:"; head -30 "$out/app.log"; fail=1; continue

@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
-      e2fsprogs \
+      e2fsprogs musl-tools \
       "${cross[@]}" "${wasm[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
