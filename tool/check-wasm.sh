@@ -168,13 +168,5 @@ run sql_session-memfs /tmp
 run amalg_app-rawfs "$out/tmp/app.db" "$ver"
 echo "check-wasm: ran 3 programs under node in $(($(date +%s) - t1)) s"
 
-{
-  echo "# TOTAL: $((pass + fail))"
-  echo "# PASS:  $pass"
-  echo "# SKIP:  0"
-  echo "# XFAIL: 0"
-  echo "# FAIL:  $fail"
-  echo "# XPASS: 0"
-  echo "# ERROR: 0"
-} >"$log"
+suite_log "$log" "$pass" "$fail"
 [ $fail -eq 0 ]

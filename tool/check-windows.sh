@@ -138,13 +138,5 @@ wineserver_bin=$(dirname "$wine")/wineserver
 [ -x "$wineserver_bin" ] && "$wineserver_bin" -w 2>/dev/null
 echo "check-windows: ran ${#progs[@]} programs under wine in $(($(date +%s) - t1)) s"
 
-{
-  echo "# TOTAL: $((pass + fail))"
-  echo "# PASS:  $pass"
-  echo "# SKIP:  0"
-  echo "# XFAIL: 0"
-  echo "# FAIL:  $fail"
-  echo "# XPASS: 0"
-  echo "# ERROR: 0"
-} >"$log"
+suite_log "$log" "$pass" "$fail"
 [ $fail -eq 0 ]

@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages colvec needs to build and
 # test, when they are missing. Runs apt-get as root (or through sudo).
-# Usage: tool/install-deps.sh [--cross] [--wasm] [PACKAGE ...]
+# Usage: tool/install-deps.sh [--cross[=CPUS]] [--wasm] [PACKAGE ...]
 #   --cross  also what `make check-aarch64` and `make check-i386` need
 #            (tool/cross-check.sh): the aarch64 and i686 cross compilers,
 #            qemu-user, and the :arm64 and :i386 multiarch libraries (the
-#            architectures are added to dpkg first)
+#            architectures are added to dpkg first); --cross=aarch64 or
+#            --cross=i386 for one CPU only
 #   --wasm   also what `make check-wasm` needs (tool/check-wasm.sh):
 #            emscripten (about 900 MB installed, with clang-14, lld-14,
 #            binaryen and node-acorn)
 set -euo pipefail
 cross=()
+arches=()
 wasm=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --cross)
-      cross=(gcc-aarch64-linux-gnu gcc-i686-linux-gnu qemu-user)
-      for a in arm64 i386; do
+    --cross|--cross=*)
+      cpus="aarch64 i386"
+      [ "$1" = --cross ] || cpus=${1#--cross=}
+      cross=(qemu-user)
+      for c in $cpus; do
+        case $c in
+          aarch64) cross+=(gcc-aarch64-linux-gnu); arches+=(arm64) ;;
+          i386) cross+=(gcc-i686-linux-gnu); arches+=(i386) ;;
+          *) echo "install-deps: unknown CPU $c (aarch64, i386)" >&2; exit 2 ;;
+        esac
+      done
+      for a in "${arches[@]}"; do
         cross+=("libsqlite3-dev:$a" "check:$a" "libtcl8.6:$a" "tcl8.6-dev:$a")
       done
       shift ;;
@@ -44,8 +55,8 @@ if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "installing: ${missing[*]}" >&2
-  if ((${#cross[@]})); then
-    for a in arm64 i386; do
+  if ((${#arches[@]})); then
+    for a in "${arches[@]}"; do
       dpkg --print-foreign-architectures | grep -qx "$a" ||
         $sudo dpkg --add-architecture "$a"
     done
