@@ -8,10 +8,9 @@
 # the Windows build under wine (`make check-windows`) unless
 # COLVEC_NO_WINDOWS=1, checks the sources' format (`make format-check`)
 # and the release tarball (tool/dist-check.sh), then builds for the CPUs
-# in COLVEC_CROSS with tool/cross-check.sh: by default "aarch64", its Check
-# suites only (under qemu-aarch64, about 10 minutes: the NEON kernels
-# against scalar, 64 KB pages); COLVEC_CROSS="i386 aarch64" runs both
-# CPUs with the Tcl suites too (about an hour more), COLVEC_CROSS="" none;
+# in COLVEC_CROSS with tool/cross-check.sh (default "aarch64 i386", both
+# under qemu-user, the Check and Tcl suites: about 20 minutes together;
+# COLVEC_CROSS="" runs none, COLVEC_CROSS_TCL=0 the Check suites only),
 # and the WebAssembly build under node
 # (`make check-wasm`) unless COLVEC_NO_WASM=1 (it installs emscripten and
 # compiles SQLite to wasm once, a few minutes).
@@ -24,12 +23,7 @@ top=$(pwd)
 extra=()
 [ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
 [ "${COLVEC_NO_WINDOWS:-0}" = 1 ] || extra+=(mingw-w64 wine64)
-if [ -n "${COLVEC_CROSS+set}" ]; then
-  cross=$COLVEC_CROSS
-else
-  cross=aarch64
-  export COLVEC_CROSS_TCL=${COLVEC_CROSS_TCL:-0}
-fi
+cross=${COLVEC_CROSS-aarch64 i386}
 [ -z "$cross" ] || extra=("--cross=$cross" "${extra[@]}")
 [ "${COLVEC_NO_WASM:-0}" = 1 ] || extra=(--wasm "${extra[@]}")
 tool/install-deps.sh "${extra[@]}" || exit 1
