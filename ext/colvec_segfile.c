@@ -295,7 +295,9 @@ static int segCheckSection(const ColvecSegSection *aSec, int iSec,
     break;
   case COLVEC_SEG_VECTORS:
   case COLVEC_SEG_CODES:
-    if (p->nElemSize == 0) goto bad_elemsize;
+    if (p->nElemSize == 0 || p->nElemSize > COLVEC_SEG_MAX_ELEM) {
+      goto bad_elemsize;
+    }
     if (nRow > 0 && (uint64_t)p->nElemSize > (uint64_t)INT64_MAX / nRow) {
       goto bad_length;
     }

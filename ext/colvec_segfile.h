@@ -48,8 +48,10 @@
 **                 column (monotonic, off[0]=0, off[N]=its length: verify)
 **   ATTR_VARBYTES elemsize 0, any length
 **   NULLBITMAP    elemsize 0, length (N+7)/8, bit i (LSB-first) set = NULL
-**   VECTORS       elemsize > 0 (bytes per vector), length N*elemsize
-**   CODES         elemsize > 0 (bytes per code), length N*elemsize
+**   VECTORS       elemsize 1..COLVEC_SEG_MAX_ELEM (bytes per vector),
+**                 length N*elemsize
+**   CODES         elemsize 1..COLVEC_SEG_MAX_ELEM (bytes per code),
+**                 length N*elemsize
 **   GRAPH         any elemsize, any length (layout owned by the HNSW code)
 ** A (kind, column) pair appears at most once.
 **
@@ -80,6 +82,8 @@ typedef struct ColvecSegWriter ColvecSegWriter;
 #define COLVEC_SEG_ENTRY_SIZE 64       /* bytes of one section table entry */
 #define COLVEC_SEG_ALIGN 64            /* alignment of every section */
 #define COLVEC_SEG_MAX_SECTION 16384   /* most sections a file may have */
+/* Largest vector or code element: a float vector of COLVEC_MAX_DIM. */
+#define COLVEC_SEG_MAX_ELEM (4 * COLVEC_MAX_DIM)
 
 /* Section kinds. Values are stored in files: never renumber. */
 #define COLVEC_SEG_ROWIDS 1          /* sorted int64 rowids */

@@ -216,6 +216,34 @@ static void tSpit(const char *zPath, const uint8_t *a, long n) {
 #endif
 }
 
+/* Stores v little-endian at a. */
+static void tPut32(uint8_t *a, uint32_t v) {
+  int i;
+  for (i = 0; i < 4; i++)
+    a[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+** Recomputes the header checksum of the n-byte segment image a (after a
+** test changed header or table bytes), as colvec_segfile.h defines it:
+** the header with the field zeroed, then [table offset, file size).
+*/
+static void tReseal(uint8_t *a, long n) {
+  ColvecHash hash;
+  uint64_t h, iTable = 0;
+  int i;
+  for (i = 0; i < 8; i++)
+    iTable |= (uint64_t)a[40 + i] << (8 * i);
+  ck_assert_uint_le(iTable, (uint64_t)n);
+  memset(a + 56, 0, 8);
+  colvecHashInit(&hash);
+  colvecHashUpdate(&hash, a, COLVEC_SEG_HEADER_SIZE);
+  colvecHashUpdate(&hash, a + iTable, (int64_t)(n - (long)iTable));
+  h = colvecHashFinal(&hash);
+  for (i = 0; i < 8; i++)
+    a[56 + i] = (uint8_t)(h >> (8 * i));
+}
+
 /* Opens zPath in mode eAccess and returns the rc (closing on success). */
 static int tOpenRc(const char *zPath, int eAccess, ColvecErr *pErr) {
   ColvecSeg *pSeg = NULL;
@@ -501,22 +529,13 @@ START_TEST(test_unknown_version) {
   TData d;
   long n;
   uint8_t *a;
-  uint64_t h;
-  ColvecHash hash;
   ColvecErr err;
-  int i;
   const char *zPath = tPath("v.seg");
   tFill(&d, 6);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   a = tSlurp(zPath, &n);
   a[8] = 2; /* version 2 */
-  memset(a + 56, 0, 8);
-  colvecHashInit(&hash);
-  colvecHashUpdate(&hash, a, COLVEC_SEG_HEADER_SIZE);
-  colvecHashUpdate(&hash, a + n - 9 * 64, 9 * 64);
-  h = colvecHashFinal(&hash);
-  for (i = 0; i < 8; i++)
-    a[56 + i] = (uint8_t)(h >> (8 * i));
+  tReseal(a, n);
   tSpit(zPath, a, n);
   ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_ERROR);
   ck_assert(strstr(err.zMsg, "format version 2") != NULL);
@@ -704,6 +723,62 @@ START_TEST(test_empty_segment) {
   ck_assert_int_eq(colvecSegSectionCount(pSeg), 0);
   ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
   colvecSegClose(pSeg);
+}
+END_TEST
+
+/*
+** A vector or code section whose element size no column can have (more
+** than a float vector of COLVEC_MAX_DIM dimensions) is refused when the
+** segment opens, also when it has no rows: readers size buffers by it.
+** The writer refuses to write one, so the test patches a valid file and
+** reseals its checksum, as a crafted file would be.
+*/
+START_TEST(test_elemsize_bound) {
+  static const uint32_t aKind[] = {COLVEC_SEG_VECTORS, COLVEC_SEG_CODES};
+  const uint32_t nMax = COLVEC_SEG_MAX_ELEM;
+  const uint32_t aSize[] = {nMax + 1, 0xFFFFFFF8u, 0xFFFFFFFFu};
+  char zPath[640], zTmp[640];
+  uint8_t *aRow = (uint8_t *)calloc(1, (size_t)nMax);
+  uint8_t *a;
+  long n;
+  ColvecSegWriter *w;
+  ColvecErr err;
+  int i, j, nRow;
+  ck_assert_ptr_nonnull(aRow);
+  snprintf(zPath, sizeof(zPath), "%s", tPath("e.seg"));
+  snprintf(zTmp, sizeof(zTmp), "%s", tPath("e.seg.tmp"));
+  for (i = 0; i < 2; i++) {
+    /* the largest allowed size opens, with one row and with none */
+    for (nRow = 1; nRow >= 0; nRow--) {
+      ck_assert_int_eq(colvecSegWriterOpen(zTmp, 5, &w, &err), COLVEC_OK);
+      ck_assert_int_eq(
+          tSection(w, aKind[i], 0, nMax, 0, aRow, (int64_t)nMax * nRow, 0),
+          COLVEC_OK);
+      ck_assert_int_eq(colvecSegWriterFinish(w, (uint64_t)nRow, &err),
+                       COLVEC_OK);
+      ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_OK);
+    }
+    /* larger ones (on the empty file) do not */
+    a = tSlurp(zPath, &n);
+    for (j = 0; j < 3; j++) {
+      tPut32(a + n - COLVEC_SEG_ENTRY_SIZE + 8, aSize[j]);
+      tReseal(a, n);
+      tSpit(zPath, a, n);
+      ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_CORRUPT);
+      ck_assert_msg(strstr(err.zMsg, "has element size") != NULL, "%s",
+                    err.zMsg);
+      colvecErrClear(&err);
+      ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_FILE, &err), COLVEC_CORRUPT);
+      colvecErrClear(&err);
+    }
+    /* the same bytes with the size put back open again */
+    tPut32(a + n - COLVEC_SEG_ENTRY_SIZE + 8, nMax);
+    tReseal(a, n);
+    tSpit(zPath, a, n);
+    ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_OK);
+    free(a);
+  }
+  free(aRow);
 }
 END_TEST
 
@@ -950,6 +1025,7 @@ static Suite *segmentSuite(void) {
   tcase_add_test(tc, test_writer_errors);
   tcase_add_test(tc, test_verify_content);
   tcase_add_test(tc, test_empty_segment);
+  tcase_add_test(tc, test_elemsize_bound);
   tcase_add_test(tc, test_large_section);
   tcase_add_test(tc, test_oom);
   tcase_add_test(tc, test_os_helpers);
