@@ -10,7 +10,8 @@
 # sanitizer report or timeout fails the target; the input is saved as
 # $OUT/artifacts/<target>-crash-... (copy it to test/fuzz/regress/<target>/
 # once understood). Prints one line per target and a total; exits 1 when
-# any target failed.
+# any target failed. A failure also prints the frames of colvec's code from
+# the report and, up to 4 KB, the input in base64.
 set -u
 : "${SRCDIR:?}" "${OUT:?}"
 secs=${FUZZ_SECONDS:-60}
@@ -52,6 +53,15 @@ for t in "$@"; do
         -artifact_prefix="$OUT/artifacts/$t-" $dirs >>"$log" 2>&1; then
       echo "FAIL: $t: see $log and $OUT/artifacts/"
       grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$log" | tail -8
+      # where it happened (frames in colvec's own code), and the input
+      # itself when small, so a failure on a machine that is gone (CI)
+      # can be reproduced: base64 -d >input, then run the target on it
+      grep -E '^ *#[0-9]+ .* in (colvec|fz|hnsw|seg|quant)' "$log" | head -6
+      art=$(sed -n 's/.*Test unit written to *//p' "$log" | tail -1)
+      if [ -n "$art" ] && [ -f "$art" ] && [ "$(wc -c <"$art")" -le 4096 ]
+      then
+        echo "input (base64): $(base64 <"$art" | tr -d '\n')"
+      fi
       fail=1
       continue
     fi
