@@ -18,7 +18,7 @@
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 extra=()
 [ "${COLVEC_NO_FUZZ:-0}" = 1 ] || extra=(clang libfuzzer-14-dev)
@@ -105,9 +105,13 @@ fi
 if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
   # Short fuzzing runs (the regression inputs, then each libFuzzer target for
   # COLVEC_FUZZ_SECONDS seconds); `make fuzz-smoke` alone runs them longer.
+  # The seed is fixed (COLVEC_FUZZ_SEED) so that the result depends on the
+  # code, not on the draw; `make fuzz-smoke` draws a new one each run.
   secs=${COLVEC_FUZZ_SECONDS:-20}
-  echo "== fuzz smoke ($secs s per target)"
-  if make -C build fuzz-smoke FUZZ_SECONDS="$secs" >build/fuzz-smoke.out 2>&1; then
+  fseed=${COLVEC_FUZZ_SEED:-1}
+  echo "== fuzz smoke ($secs s per target, seed $fseed)"
+  if make -C build fuzz-smoke FUZZ_SECONDS="$secs" FUZZ_SEED="$fseed" \
+    >build/fuzz-smoke.out 2>&1; then
     grep -E '^(PASS|FAIL|fuzz-smoke)' build/fuzz-smoke.out
     pass=$((pass + 1))
   else

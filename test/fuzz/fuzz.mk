@@ -7,6 +7,7 @@
 #   seeds   seed corpora in $(OUT)/seed/<fuzzer>/ (generated, not checked in)
 #   smoke   each fuzzer for $(FUZZ_SECONDS) s (one job) over its seeds plus
 #           test/fuzz/regress/<fuzzer>/; fails on any crash or sanitizer report
+#           (FUZZ_SEED: libFuzzer's -seed, 0 = random)
 #   replay  only the regression inputs (seconds; no new inputs)
 # Needs clang with libFuzzer (Debian: clang + libfuzzer-14-dev, installed by
 # `tool/install-deps.sh clang libfuzzer-14-dev`) and libsqlite3-dev.
@@ -15,6 +16,7 @@ SRCDIR ?= ../..
 OUT ?= fuzz-out
 CC = clang
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 0
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 SQLITE_LIBS := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
 
@@ -77,7 +79,7 @@ seeds: $(OUT)/gen_seeds
 
 smoke: all seeds
 	SRCDIR='$(SRCDIR)' OUT='$(OUT)' FUZZ_SECONDS='$(FUZZ_SECONDS)' \
-	  sh $(SRCDIR)/test/fuzz/smoke.sh $(FUZZERS)
+	  FUZZ_SEED='$(FUZZ_SEED)' sh $(SRCDIR)/test/fuzz/smoke.sh $(FUZZERS)
 
 replay: all
 	SRCDIR='$(SRCDIR)' OUT='$(OUT)' FUZZ_SECONDS=0 \

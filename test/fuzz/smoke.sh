@@ -1,7 +1,8 @@
 #!/bin/sh
 # smoke.sh — runs libFuzzer targets briefly (called by test/fuzz/fuzz.mk).
 #
-#   SRCDIR=<src> OUT=<build>/fuzz FUZZ_SECONDS=60 sh smoke.sh fuzz_segment ...
+#   SRCDIR=<src> OUT=<build>/fuzz FUZZ_SECONDS=60 [FUZZ_SEED=1] \
+#     sh smoke.sh fuzz_segment ...
 #
 # For each target: replays every input under test/fuzz/regress/<target>/
 # once, then (FUZZ_SECONDS > 0) fuzzes for FUZZ_SECONDS seconds in one
@@ -15,6 +16,7 @@
 set -u
 : "${SRCDIR:?}" "${OUT:?}"
 secs=${FUZZ_SECONDS:-60}
+seed=${FUZZ_SEED:-0} # libFuzzer -seed: 0 = a new random seed
 fail=0
 start=$(date +%s)
 mkdir -p "$OUT/artifacts"
@@ -49,7 +51,7 @@ for t in "$@"; do
     dirs="$OUT/corpus/$t $OUT/seed/$t"
     [ -d "$reg" ] && dirs="$dirs $reg"
     # shellcheck disable=SC2086
-    if ! "$bin" $opts -max_total_time="$secs" \
+    if ! "$bin" $opts -seed="$seed" -max_total_time="$secs" \
         -artifact_prefix="$OUT/artifacts/$t-" $dirs >>"$log" 2>&1; then
       echo "FAIL: $t: see $log and $OUT/artifacts/"
       grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$log" | tail -8
