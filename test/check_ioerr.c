@@ -13,7 +13,9 @@
 ** call in the full version), a forked child runs the workload with the
 ** N-th call of that kind failing, transient (only that call) or persistent
 ** (that call and every later one until the step ends), and stops at the
-** step where the fault fired.
+** step where the fault fired. Windows has no fork(): there (`make
+** check-windows`, mingw-w64 + wine) the same run happens in this process,
+** its report going through a temporary file.
 ** The child checks:
 **   - a step that fails returns an I/O-family code (SQLITE_IOERR_*,
 **     SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOMEM; others are notes, and
@@ -57,10 +59,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(_WIN32)
+#include <windows.h>
+#else
+#include <sys/wait.h>
+#endif
 
 #define IO_MAX_STEP 32   /* steps of the workload, at most */
 #define IO_MID_MIN 16    /* a step with more calls also gets its middle one */
@@ -231,7 +238,9 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
   char zFail[1024] = "";
   uint64_t h;
 
+#if !defined(_WIN32)
   alarm(120);
+#endif
   rc = faultDbOpen(&f, NULL, eJournal, pKind->eAccess);
   if (rc != SQLITE_OK) {
     testSay(fd, "E cannot open the database: %s", f.zErr);
@@ -389,20 +398,52 @@ static void ioRemoveDir(const char *zDir) {
   faultDbRemove(&f);
 }
 
-/*
-** Parent side of one run: forks the child, collects its lines, prints
-** problems (and notes when verbose) to stderr, counts them in *pT.
-*/
-static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
-                  int bPersist, IoTally *pT) {
-  int aFd[2], st = 0, bProblem = 0;
-  char zLast[64] = "(start)", zDir[256] = "";
-  const char *zMode = bPersist ? "persistent" : "transient";
-  const char *zJournal = eJournal == FAULT_JOURNAL_WAL ? "wal" : "delete";
+/* Reads fd to its end; returns the bytes as a NUL-terminated string
+** (malloc), or NULL when nothing was read. */
+static char *ioReadAll(int fd) {
   char *zIn = NULL;
   size_t nIn = 0;
   char aBuf[4096];
   ssize_t n;
+  while ((n = read(fd, aBuf, sizeof(aBuf))) > 0) {
+    char *zNew = realloc(zIn, nIn + (size_t)n + 1);
+    ck_assert_msg(zNew != NULL, "out of memory reading a run's report");
+    zIn = zNew;
+    memcpy(zIn + nIn, aBuf, (size_t)n);
+    nIn += (size_t)n;
+    zIn[nIn] = 0;
+  }
+  return zIn;
+}
+
+/*
+** Runs ioChild() for one fault point and returns its lines (malloc, or
+** NULL). POSIX: in a forked child, through a pipe; zCrash (nCrash bytes)
+** receives "" or how the child ended abnormally. Windows has no fork():
+** the run happens in this process (a crash ends the whole suite), its
+** lines going through a temporary file; zCrash is always "".
+*/
+static char *ioCollect(const IoKind *pKind, const IoRef *pRef, int eJournal,
+                       long N, int bPersist, char *zCrash, size_t nCrash) {
+  char *zIn;
+#if defined(_WIN32)
+  char zPath[MAX_PATH + 64];
+  DWORD nTmp = GetTempPathA(MAX_PATH, zPath);
+  int fd;
+  ck_assert(nTmp > 0 && nTmp < MAX_PATH);
+  snprintf(zPath + nTmp, sizeof(zPath) - nTmp, "colvec-ioerr-%lu.txt",
+           (unsigned long)GetCurrentProcessId());
+  fd = open(zPath, O_RDWR | O_CREAT | O_TRUNC | O_BINARY, 0600);
+  ck_assert_msg(fd >= 0, "cannot create %s", zPath);
+  ioChild(pKind, pRef, eJournal, N, bPersist, fd);
+  lseek(fd, 0, SEEK_SET);
+  zIn = ioReadAll(fd);
+  close(fd);
+  unlink(zPath);
+  zCrash[0] = 0;
+  (void)nCrash;
+#else
+  int aFd[2], st = 0;
   pid_t pid;
   ck_assert_int_eq(pipe(aFd), 0);
   pid = fork();
@@ -413,16 +454,31 @@ static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
     _exit(0);
   }
   close(aFd[1]);
-  while ((n = read(aFd[0], aBuf, sizeof(aBuf))) > 0) {
-    char *zNew = realloc(zIn, nIn + (size_t)n + 1);
-    if (zNew == NULL) abort();
-    zIn = zNew;
-    memcpy(zIn + nIn, aBuf, (size_t)n);
-    nIn += (size_t)n;
-    zIn[nIn] = 0;
-  }
+  zIn = ioReadAll(aFd[0]);
   close(aFd[0]);
   waitpid(pid, &st, 0);
+  zCrash[0] = 0;
+  if (WIFSIGNALED(st)) {
+    snprintf(zCrash, nCrash, "killed by signal %d", WTERMSIG(st));
+  } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+    snprintf(zCrash, nCrash, "exited with %d", WEXITSTATUS(st));
+  }
+#endif
+  return zIn;
+}
+
+/*
+** Parent side of one run: runs the child (ioCollect), prints problems
+** (and notes when verbose) to stderr, counts them in *pT.
+*/
+static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
+                  int bPersist, IoTally *pT) {
+  int bProblem = 0;
+  char zLast[64] = "(start)", zDir[256] = "", zCrash[64];
+  const char *zMode = bPersist ? "persistent" : "transient";
+  const char *zJournal = eJournal == FAULT_JOURNAL_WAL ? "wal" : "delete";
+  char *zIn =
+      ioCollect(pKind, pRef, eJournal, N, bPersist, zCrash, sizeof(zCrash));
   pT->nRun++;
   if (zIn) {
     char *zLine = zIn, *zEnd;
@@ -453,13 +509,11 @@ static void ioRun(const IoKind *pKind, const IoRef *pRef, int eJournal, long N,
   }
   free(zIn);
   if (zDir[0] && access(zDir, F_OK) == 0) ioRemoveDir(zDir);
-  if (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
+  if (zCrash[0]) {
     pT->nCrash++;
     bProblem = 1;
-    fprintf(stderr, "%s %s %s PROBLEM: N=%ld child %s %d during %s\n",
-            pKind->zName, zJournal, zMode, N,
-            WIFSIGNALED(st) ? "killed by signal" : "exited with",
-            WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), zLast);
+    fprintf(stderr, "%s %s %s PROBLEM: N=%ld child %s during %s\n",
+            pKind->zName, zJournal, zMode, N, zCrash, zLast);
   }
   if (bProblem) pT->nFail++;
 }

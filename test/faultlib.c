@@ -11,10 +11,10 @@
 
 #include "colvec.h"
 #include "colvec_os.h"
+#include "testdir.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -346,15 +346,15 @@ int faultDbOpen(FaultDb *p, const char *zBase, int eJournal, int eAccess) {
            "n INTEGER, x REAL);"
            "COMMIT;",
            eAccess == FAULT_ACCESS_FILE ? ", access=file" : "");
-  if (zBase == NULL) zBase = getenv("TMPDIR");
-  if (zBase == NULL) {
-    /* tmpfs keeps the many small runs off the disk */
-    zBase = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+#if !defined(_WIN32)
+  if (zBase == NULL && getenv("TMPDIR") == NULL &&
+      access("/dev/shm", W_OK) == 0) {
+    zBase = "/dev/shm"; /* tmpfs keeps the many small runs off the disk */
   }
-  snprintf(p->zDir, sizeof(p->zDir), "%s/colvec-fault-XXXXXX", zBase);
-  if (mkdtemp(p->zDir) == NULL) {
-    return faultSetErr(p, SQLITE_CANTOPEN, "mkdtemp %s: %s", p->zDir,
-                       strerror(errno));
+#endif
+  if (testTempDirIn(zBase, "colvec-fault", p->zDir, sizeof(p->zDir)) != 0) {
+    return faultSetErr(p, SQLITE_CANTOPEN, "cannot make a folder under %s: %s",
+                       zBase ? zBase : "the temporary folder", strerror(errno));
   }
   snprintf(p->zDb, sizeof(p->zDb), "%s/test.db", p->zDir);
   return faultConnect(p);
@@ -380,18 +380,41 @@ int faultDbClose(FaultDb *p) {
   return rc;
 }
 
-/* Removes one entry of a folder tree (nftw callback). */
-static int faultRmEntry(const char *zPath, const struct stat *pSt, int eFlag,
-                        struct FTW *pFtw) {
-  (void)pSt;
-  (void)eFlag;
-  (void)pFtw;
-  return remove(zPath);
+/*
+** Removes zPath: a file, or a folder with everything in it (nDepth levels
+** at most). A symbolic link is removed, never followed.
+*/
+static void faultRmTree(const char *zPath, int nDepth) {
+  struct stat st;
+  DIR *pDir;
+  struct dirent *pEnt;
+#if defined(_WIN32)
+  if (stat(zPath, &st) != 0) return;
+#else
+  if (lstat(zPath, &st) != 0) return;
+#endif
+  if (!S_ISDIR(st.st_mode)) {
+    remove(zPath);
+    return;
+  }
+  if (nDepth > 0 && (pDir = opendir(zPath)) != NULL) {
+    while ((pEnt = readdir(pDir)) != NULL) {
+      char zSub[512];
+      int n;
+      if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0) {
+        continue;
+      }
+      n = snprintf(zSub, sizeof(zSub), "%s/%s", zPath, pEnt->d_name);
+      if (n > 0 && (size_t)n < sizeof(zSub)) faultRmTree(zSub, nDepth - 1);
+    }
+    closedir(pDir);
+  }
+  rmdir(zPath);
 }
 
 /* See faultlib.h. */
 void faultDbRemove(FaultDb *p) {
-  if (p->zDir[0]) nftw(p->zDir, faultRmEntry, 16, FTW_DEPTH | FTW_PHYS);
+  if (p->zDir[0]) faultRmTree(p->zDir, 8);
 }
 
 /* -------------------------------------------------------------- steps */
@@ -728,6 +751,18 @@ int faultOrphans(FaultDb *p, int *pnOrphan, int *pnTmp) {
 
 /* See faultlib.h. */
 int faultFdCount(void) {
+#if defined(_WIN32)
+  /* GetProcessHandleCount() answers 0 under wine: then count the handle
+  ** values below 4096 that are open (wine, like Windows, hands out the
+  ** lowest free ones first; a test process has a few dozen). */
+  DWORD n = 0, flags;
+  ULONG_PTR h;
+  if (GetProcessHandleCount(GetCurrentProcess(), &n) && n > 0) return (int)n;
+  for (h = 4; h < 4096; h += 4) {
+    if (GetHandleInformation((HANDLE)h, &flags)) n++;
+  }
+  return (int)n;
+#else
   DIR *pDir = opendir("/proc/self/fd");
   struct dirent *pEnt;
   int n = 0;
@@ -737,6 +772,7 @@ int faultFdCount(void) {
   }
   closedir(pDir);
   return n - 1; /* the listing's own descriptor */
+#endif
 }
 
 /* ---------------------------------------------------- fault injection */

@@ -59,7 +59,7 @@ struct FaultDb {
   sqlite3 *db;     /* open connection, or NULL between close and reopen */
   int eJournal;    /* FAULT_JOURNAL_* */
   int eAccess;     /* FAULT_ACCESS_* */
-  char zDir[256];  /* private folder (mkdtemp) holding every file */
+  char zDir[256];  /* private folder (testdir.h) holding every file */
   char zDb[320];   /* database file, zDir/test.db */
   int rcErr;       /* code of the last failure, SQLITE_OK if none */
   char zErr[1024]; /* message of the last failure, "" if none */
@@ -70,7 +70,8 @@ void faultLibInit(void);
 
 /*
 ** Creates a new private folder under zBase (NULL: $TMPDIR, else /dev/shm
-** when writable, else /tmp), opens zDir/test.db in it with journal mode
+** when writable, else /tmp; on Windows the temporary folder), opens
+*zDir/test.db in it with journal mode
 ** eJournal, synchronous=FULL, and remembers eAccess for step 0's CREATE.
 ** Creates no table (step 0 does). Returns SQLITE_OK, or an error with
 ** p->zErr set (then nothing is left open; the folder may exist).
@@ -149,8 +150,8 @@ uint64_t faultStateHash(FaultDb *p, int *pRc);
 */
 int faultOrphans(FaultDb *p, int *pnOrphan, int *pnTmp);
 
-/* Number of open file descriptors of this process (/proc/self/fd), or -1
-** where /proc is missing. */
+/* Number of open file descriptors of this process (/proc/self/fd; on
+** Windows its open handles), or -1 where neither can be counted. */
 int faultFdCount(void);
 
 /*************************************************************************

@@ -11,15 +11,16 @@
 #     check_plan, check_topk, check_segment, check_quant, check_hnsw,
 #     check_limits) against test/wincheck/check.h, a header that implements
 #     the part of Check's API they use (Debian has no Check for mingw);
-#   - check_filter and test/sql_session.c with SQLite's amalgamation and the
-#     colvec module compiled in (-DSQLITE_CORE). The amalgamation is the one
-#     of tool/sqlite-matrix.sh's "newest" leg (its npm package, cached in
+#   - check_filter, check_ioerr (with test/faultlib.c; its fault points run
+#     one after another in one process, as Windows has no fork()) and
+#     test/sql_session.c with SQLite's amalgamation and the colvec module
+#     compiled in (-DSQLITE_CORE). The amalgamation is the one of
+#     tool/sqlite-matrix.sh's "newest" leg (its npm package, cached in
 #     ~/.cache/colvec-sqlite/npm), unpacked into BUILDDIR/windows/sqlite.
 # Each program then runs under wine (WINEDEBUG=-all, a private WINEPREFIX in
 # BUILDDIR/windows/wineprefix, created on the first run). Check suites that
-# need fork(), a second process or the os-layer fault hook through SQLite
-# (check_oom, check_interrupt, check_ioerr, check_powerloss) and the Tcl
-# suites are not run on Windows.
+# need a process per case or a second process (check_oom, check_interrupt,
+# check_powerloss) and the Tcl suites are not run on Windows.
 #
 # Writes BUILDDIR/test-suite-windows.log (automake's summary lines) and
 # prints one PASS/FAIL line per program. Exit status 0 when all passed, 1
@@ -101,11 +102,14 @@ for t in check_distance check_vector check_plan check_topk check_segment \
     "$top/test/$t.c" "${coreobj[@]}" -lm || { say "building $t failed"; exit 1; }
   progs+=("$t")
 done
-for t in check_filter sql_session; do
+for t in check_filter sql_session check_ioerr; do
+  extra=()
+  [ "$t" = check_ioerr ] && extra=("$top/test/faultlib.c")
   # shellcheck disable=SC2086
   "$cc" $cflags -I"$top/test/wincheck" -I"$sqlitesrc" -DSQLITE_CORE -static \
-    -o "$out/$t.exe" "$top/test/$t.c" "${modobj[@]}" "${coreobj[@]}" \
-    "$out/obj/sqlite3.o" -lm || { say "building $t failed"; exit 1; }
+    -o "$out/$t.exe" "$top/test/$t.c" "${extra[@]}" "${modobj[@]}" \
+    "${coreobj[@]}" "$out/obj/sqlite3.o" -lm -lpthread ||
+    { say "building $t failed"; exit 1; }
   progs+=("$t")
 done
 t1=$(date +%s)

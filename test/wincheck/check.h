@@ -44,6 +44,14 @@ typedef void (*CkwTestFn)(int _i);
 /* A fixture function (setup or teardown). */
 typedef void (*CkwFixtureFn)(void);
 
+/* A test as START_TEST defines it (Check 0.15's type of the same name): a
+** suite may pass `const TTest *` around as with real Check. */
+typedef struct TTest TTest;
+struct TTest {
+  const char *zName; /* the test's name, for failure lines */
+  CkwTestFn xFn;     /* its body */
+};
+
 typedef struct TCase TCase;
 typedef struct Suite Suite;
 typedef struct SRunner SRunner;
@@ -123,7 +131,7 @@ static inline void ckwAddTest(TCase *tc, CkwTestFn x, const char *zName) {
   tc->axTest[tc->nTest] = x;
   tc->azTest[tc->nTest++] = zName;
 }
-#define tcase_add_test(tc, fn) ckwAddTest((tc), fn, #fn)
+#define tcase_add_test(tc, tf) ckwAddTest((tc), (tf)->xFn, (tf)->zName)
 
 /* Sets the fixtures run around every test of tc. */
 static inline void tcase_add_checked_fixture(TCase *tc, CkwFixtureFn xSetup,
@@ -261,12 +269,18 @@ static inline void srunner_free(SRunner *sr) {
   free(sr);
 }
 
-/* A test function: START_TEST(name) { ... } END_TEST. */
+/* A test: START_TEST(name) { ... } END_TEST defines its body name_fn and
+** name, a `const TTest *` to pass to tcase_add_test(). */
 #if defined(__GNUC__)
-#define START_TEST(name) static void name(int _i __attribute__((unused)))
+#define CKW_UNUSED __attribute__((unused))
 #else
-#define START_TEST(name) static void name(int _i)
+#define CKW_UNUSED
 #endif
+#define START_TEST(name)                                                       \
+  static void name##_fn(int _i CKW_UNUSED);                                    \
+  static const TTest name##_ttest = {#name, name##_fn};                        \
+  static const TTest *name = &name##_ttest;                                    \
+  static void name##_fn(int _i CKW_UNUSED)
 #define END_TEST
 
 /* Assertions (Check's names and messages). */
