@@ -214,6 +214,109 @@ proc inspect_path {} {
   return [file join [file dirname $::colvec_ext] tool colvec-inspect]
 }
 
+# The source tree (this file's folder's parent): tool/ scripts are run
+# from there.
+set ::srcdir [file dirname [file dirname [file normalize [info script]]]]
+
+# Returns the path of sqlite-vec's vec0.so (env COLVEC_VEC0 when set, else
+# fetched once by tool/fetch-vec0.sh), for the compatibility suites. When it
+# cannot be had the suite ends: a skip, or a failure under CI=true (where
+# tool/install-deps.sh has installed npm) unless this CPU has no sqlite-vec
+# package at all (cross runs under qemu), which stays a skip.
+proc vec0_path {} {
+  if {[info exists ::env(COLVEC_VEC0)] && $::env(COLVEC_VEC0) ne ""} {
+    return $::env(COLVEC_VEC0)
+  }
+  set script [file join $::srcdir tool fetch-vec0.sh]
+  if {[catch {exec bash $script 2>@1} out opts]} {
+    set code [lindex [dict get $opts -errorcode] end]
+    if {$code ne "2" && [info exists ::env(CI)] && $::env(CI) eq "true"} {
+      puts "FAILED: sqlite-vec's vec0.so could not be fetched: $out"
+      exit 1
+    }
+    skip_test "sqlite-vec's vec0.so is not available: $out"
+  }
+  return [lindex [split [string trim $out] "\n"] end]
+}
+
+# Opens connection $name on database file $path with sqlite-vec's vec0.so
+# loaded (and not colvec): the reference the compatibility suites compare
+# colvec with. Skips the suite (see vec0_path) when vec0.so cannot be had or
+# cannot load into this SQLite.
+proc open_vec0_db {name path} {
+  set so [vec0_path]
+  sqlite3 $name $path
+  $name enable_load_extension 1
+  if {[catch {$name eval {SELECT load_extension($so)}} err]} {
+    catch {$name close}
+    skip_test "sqlite-vec's vec0.so does not load here: $err"
+  }
+  return $name
+}
+
+# Runs SQL $sql on both sides of a compatibility suite: on connection
+# $::compat_vec0 (sqlite-vec) as written, and on "db" (colvec) with the
+# only change a user makes, the module name in USING vec0(...). Returns
+# {rcVec0 resultVec0 rcColvec resultColvec}.
+proc compat_run {sql} {
+  set rc1 [catch {uplevel #0 [list $::compat_vec0 eval $sql]} r1]
+  regsub -all -nocase {using\s+vec0\s*\(} $sql {USING colvec(} sql2
+  set rc2 [catch {uplevel #0 [list db eval $sql2]} r2]
+  return [list $rc1 $r1 $rc2 $r2]
+}
+
+# Compares two results of compat_run: equal when both failed (the messages
+# differ by design: colvec's start with "colvec: ") or both returned the
+# same values: byte for byte, or with reals within relative tolerance $tol
+# when it is not 0.
+proc compat_equal {res tol} {
+  lassign $res rc1 r1 rc2 r2
+  if {$rc1 || $rc2} { return [expr {$rc1 && $rc2}] }
+  if {[llength $r1] != [llength $r2]} { return 0 }
+  foreach a $r1 b $r2 {
+    if {$a eq $b} continue
+    if {$tol != 0 && [string is double -strict $a] &&
+        [string is double -strict $b] &&
+        abs($a - $b) <= $tol * max(1.0, abs($a))} continue
+    return 0
+  }
+  return 1
+}
+
+# do_compat_test NAME SQL ?-tol REL? ?-differs ID?
+# Runs SQL on sqlite-vec and on colvec (compat_run) and passes when both
+# give the same result (compat_equal), or both fail. With -differs ID the
+# results must differ, and README.md must list the difference, marked
+# "(compat: ID)" in "Coming from sqlite-vec": what the suite allows to
+# differ is exactly what README lists.
+proc do_compat_test {name sql args} {
+  set tol 0
+  set differs ""
+  foreach {opt val} $args {
+    switch -- $opt {
+      -tol { set tol $val }
+      -differs { set differs $val }
+      default { error "do_compat_test: unknown option $opt" }
+    }
+  }
+  set res [compat_run $sql]
+  set same [compat_equal $res $tol]
+  set detail "sqlite-vec: [lrange $res 0 1]\n  colvec:     [lrange $res 2 3]"
+  if {$differs eq ""} {
+    test_result $name $same $detail
+    return
+  }
+  set fd [open [file join $::srcdir README.md]]
+  set readme [read $fd]
+  close $fd
+  if {[string first "(compat: $differs)" $readme] < 0} {
+    test_result $name 0 "README.md lists no difference (compat: $differs)"
+    return
+  }
+  test_result $name [expr {!$same}] \
+      "listed as different (compat: $differs), but the results are equal"
+}
+
 # Exits 77 (automake SKIP) with a reason.
 proc skip_test {reason} {
   puts "SKIP: $reason"
