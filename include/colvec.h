@@ -20,7 +20,9 @@ extern "C" {
 #endif
 
 /* Version of this release, as a string and as MAJOR*1000000+MINOR*1000+PATCH.
- */
+** The one place it is written: configure, the amalgamation, the Python wheel
+** and the npm packages read it through tool/version.sh, which also checks
+** that the two agree. CHANGELOG.md says what each version changed. */
 #define COLVEC_VERSION "0.1.0"
 #define COLVEC_VERSION_NUMBER 1000
 

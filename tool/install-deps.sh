@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
-      e2fsprogs musl-tools \
+      e2fsprogs musl-tools python3-venv python3-wheel \
       "${cross[@]}" "${wasm[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
