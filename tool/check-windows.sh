@@ -49,11 +49,6 @@ hint="tool/install-deps.sh mingw-w64 wine64"
 . "$here/lib.sh"
 
 command -v "$cc" >/dev/null 2>&1 || missing "$cc not found (Debian package mingw-w64)"
-wine=""
-for w in wine64 wine /usr/lib/wine/wine64; do
-  if command -v "$w" >/dev/null 2>&1; then wine=$(command -v "$w"); break; fi
-done
-[ -n "$wine" ] || missing "wine not found (Debian package wine64)"
 sqlitesrc=$out/sqlite
 sqlite_source "$sqlitesrc"
 
@@ -115,14 +110,11 @@ done
 t1=$(date +%s)
 echo "check-windows: built ${#progs[@]} programs in $((t1 - t0)) s"
 
-export WINEPREFIX=$out/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-if [ ! -d "$WINEPREFIX" ]; then
-  say "creating the wine prefix $WINEPREFIX (once; slow)"
-  "$wine" wineboot --init >"$out/wineboot.log" 2>&1 || { say "wineboot failed"; tail -20 "$out/wineboot.log" >&2; exit 1; }
-  t2=$(date +%s)
-  echo "check-windows: wine prefix created in $((t2 - t1)) s"
-  t1=$t2
-fi
+t1=$(date +%s)
+wine_setup "$out/wineprefix"
+t2=$(date +%s)
+[ $((t2 - t1)) -lt 5 ] || echo "check-windows: wine prefix ready in $((t2 - t1)) s"
+t1=$t2
 
 [ ${#only[@]} -eq 0 ] || progs=("${only[@]}")
 pass=0; fail=0

@@ -87,3 +87,23 @@ suite_log() {
     echo "# ERROR: 0"
   } >"$1"
 }
+
+# Sets `wine` to the wine program (wine64 first) and exports a private
+# WINEPREFIX in folder $1 (created on first use: slow), quiet. Ends the
+# script through `missing` when wine is not installed.
+wine_setup() {
+  local w
+  wine=""
+  for w in wine64 wine /usr/lib/wine/wine64; do
+    if command -v "$w" >/dev/null 2>&1; then wine=$(command -v "$w"); break; fi
+  done
+  [ -n "$wine" ] || missing "wine not found (Debian package wine64)"
+  export WINEPREFIX=$1 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+  if [ ! -d "$WINEPREFIX" ]; then
+    say "creating the wine prefix $WINEPREFIX (once; slow)"
+    mkdir -p "$(dirname "$WINEPREFIX")"
+    "$wine" wineboot --init >"$WINEPREFIX.log" 2>&1 ||
+      { say "wineboot failed"; tail -20 "$WINEPREFIX.log" >&2; exit 1; }
+  fi
+}
+

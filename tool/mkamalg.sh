@@ -109,6 +109,8 @@ function mustHide(c,   w) {
   w = c
   sub(/[^A-Za-z0-9_].*/, "", w)
   if (w == "static" || w == "typedef" || (w in staticMacro)) return 0
+  # the Windows export attribute of the public entry point, on its own line
+  if (w == "__declspec") return 0
   if (c ~ /(^|[^A-Za-z0-9_])static([^A-Za-z0-9_]|$)/) return 0
   if (w == "extern" && c ~ /^extern *"/) return 0
   if ((w == "struct" || w == "union" || w == "enum") && c !~ /\(/) return 0

@@ -13,7 +13,10 @@
 # COLVEC_CROSS="" runs none, COLVEC_CROSS_TCL=0 the Check suites only),
 # and the WebAssembly build under node
 # (`make check-wasm`) unless COLVEC_NO_WASM=1 (it installs emscripten and
-# compiles SQLite to wasm once, a few minutes).
+# compiles SQLite to wasm once, a few minutes), and every binary and
+# package of a release (`make release`: the wheels, the npm tarballs,
+# the aarch64 and Windows binaries, each loaded and queried where it runs)
+# unless COLVEC_NO_RELEASE=1 (or the aarch64 or Windows legs are off).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
 # newest"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -136,6 +139,20 @@ for arch in $cross; do
   CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
   tally $? "$log"
 done
+if [ "${COLVEC_NO_RELEASE:-0}" != 1 ] && [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] &&
+  [[ " $cross " == *" aarch64 "* ]] && [ -f build/Makefile ]; then
+  # Every binary and package of a release (`make release`,
+  # tool/release.sh), each binary loaded and queried natively, under
+  # qemu-aarch64 and under wine.
+  echo "== release packages (make release)"
+  if tool/release.sh -C build >build/release.out 2>&1; then
+    grep -E 'checks|needs glibc' build/release.out
+    pass=$((pass + 1))
+  else
+    tail -30 build/release.out
+    fail=$((fail + 1))
+  fi
+fi
 if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
   # SQLite and colvec compiled to WebAssembly (emscripten), sql_session and
   # the amalgamation app run under node (`make check-wasm`).
