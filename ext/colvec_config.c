@@ -11,9 +11,10 @@
 ** types: float[N] (alias float32[N]), int8[N], bit[N] (N a multiple of 8).
 ** Attribute types: integer (int, int64, integer64, boolean, bool), real
 ** (float, double, float64, f64), text, blob: sqlite-vec's metadata types.
-*Vector options: distance_metric=l2|cosine|dot|hamming (l2 by
+** Vector options: distance_metric=l2|cosine|dot|l1|hamming (l2 by
 ** default, hamming for bit vectors), quantize=none|int8|int4|bit (codes the
-** HNSW search runs on; int8 by default for float vectors), m=N (HNSW links
+** HNSW search runs on; int8 by default for float vectors, none for l1,
+** which no quantizer estimates), m=N (HNSW links
 ** per node, 16), ef_construction=N (200) and index=hnsw|none (none: every
 ** search is exact, the baseline the index is measured against).
 **
@@ -26,10 +27,12 @@
 **   storage=sidecar|embedded      whether segment bytes are also kept in
 **                                 the database (read at CREATE only: the
 **                                 table's stored format decides after)
+**   chunk_size=N                  sqlite-vec's; checked as it checks it
+**                                 (a positive multiple of 8) and ignored
 **
 ** sqlite-vec's other forms are refused with a message that says what to
 ** write instead: `+name type` (auxiliary), `name type primary key`, `name
-** type partition key`, `chunk_size=N`; so are SQL column constraints and
+** type partition key`; so are SQL column constraints and
 ** collations after an attribute type (`not null`, `collate nocase`).
 */
 #include "colvecInt.h"
@@ -44,11 +47,14 @@ static const char *const configReserved[] = {"rowid",    "oid", "_rowid_",
 
 /* Metric names, indexed by ColvecMetric. */
 static const char *const configMetricNames[] = {"l2", "cosine", "dot",
-                                                "hamming"};
+                                                "hamming", "l1"};
+
+/* Number of entries of configMetricNames. */
+#define CONFIG_N_METRIC 5
 
 /* Name of a metric as written in CREATE. */
 const char *colvecMetricName(ColvecMetric eMetric) {
-  if ((int)eMetric < 0 || (int)eMetric > 3) return "?";
+  if ((int)eMetric < 0 || (int)eMetric >= CONFIG_N_METRIC) return "?";
   return configMetricNames[eMetric];
 }
 
@@ -342,13 +348,13 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
   int nKey = zEq ? (int)(zEq - zOpt) : (int)strlen(zOpt);
   if (zEq && nKey == 15 && sqlite3_strnicmp(zOpt, "distance_metric", 15) == 0) {
     int e;
-    for (e = 0; e < 4; e++) {
+    for (e = 0; e < CONFIG_N_METRIC; e++) {
       if (sqlite3_stricmp(zVal, configMetricNames[e]) == 0) break;
     }
-    if (e == 4) {
+    if (e == CONFIG_N_METRIC) {
       *pzErr = sqlite3_mprintf(
           "colvec: column %s: unknown distance_metric '%s' (expected l2, "
-          "cosine, dot or hamming)",
+          "cosine, dot, l1 or hamming)",
           pCol->zName, zVal);
       return SQLITE_ERROR;
     }
@@ -422,6 +428,26 @@ static int configParseVectorOption(const char *zOpt, ColvecColumn *pCol,
 }
 
 /*
+** The quantizers estimate l2, cosine and dot distances only, so an l1
+** column is searched on its float32 (or int8) vectors: its quantize=
+** defaults to none, and any other quantize= is refused. bQuant is true
+** when quantize= was written. Returns SQLITE_OK or SQLITE_ERROR with
+** *pzErr set.
+*/
+static int configCheckL1(ColvecColumn *pCol, int bQuant, char **pzErr) {
+  if (pCol->eMetric != COLVEC_METRIC_L1) return SQLITE_OK;
+  if (bQuant && pCol->eQuant != COLVEC_QUANT_NONE) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: column %s: quantize=%s does not support distance_metric=l1 "
+        "(write quantize=none, or leave quantize= out)",
+        pCol->zName, colvecQuantName(pCol->eQuant));
+    return SQLITE_ERROR;
+  }
+  pCol->eQuant = COLVEC_QUANT_NONE;
+  return SQLITE_OK;
+}
+
+/*
 ** Checks that name zName is not reserved and not taken by an earlier
 ** column. Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
 */
@@ -450,6 +476,19 @@ static int configCheckName(const ColvecConfig *p, const char *zName,
 }
 
 /*
+** Returns the value of zVal, a string of decimal digits, when it lies in
+** [1, nMax]; 0 when it is empty, has another character, is 0 or exceeds
+** nMax.
+*/
+static int configParseCount(const char *zVal, int nMax) {
+  long long n = 0;
+  const char *z;
+  for (z = zVal; *z >= '0' && *z <= '9' && n <= nMax; z++)
+    n = n * 10 + (*z - '0');
+  return (z == zVal || *z || n < 1 || n > nMax) ? 0 : (int)n;
+}
+
+/*
 ** Applies one table option "key=value" (delta_rows, access, prefault,
 ** build_threads, storage) to p.
 ** Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
@@ -464,33 +503,26 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
   int nKey = (int)(zEq - zOpt);
   int i;
   if (nKey == 10 && sqlite3_strnicmp(zOpt, "delta_rows", 10) == 0) {
-    long long n = 0;
-    const char *z;
-    for (z = zVal; *z >= '0' && *z <= '9' && n <= 100000000; z++) {
-      n = n * 10 + (*z - '0');
-    }
-    if (z == zVal || *z || n < 1 || n > 10000000) {
+    int n = configParseCount(zVal, 10000000);
+    if (n < 1) {
       *pzErr = sqlite3_mprintf(
           "colvec: delta_rows must be an integer between 1 and 10000000, got "
           "'%s'",
           zVal);
       return SQLITE_ERROR;
     }
-    p->nDeltaRows = (int)n;
+    p->nDeltaRows = n;
     return SQLITE_OK;
   }
   if (nKey == 13 && sqlite3_strnicmp(zOpt, "build_threads", 13) == 0) {
-    long long n = 0;
-    const char *z;
-    for (z = zVal; *z >= '0' && *z <= '9' && n <= 64; z++)
-      n = n * 10 + (*z - '0');
-    if (z == zVal || *z || n < 1 || n > COLVEC_HNSW_MAX_THREAD) {
+    int n = configParseCount(zVal, COLVEC_HNSW_MAX_THREAD);
+    if (n < 1) {
       *pzErr = sqlite3_mprintf("colvec: build_threads must be an integer "
                                "between 1 and %d, got '%s'",
                                COLVEC_HNSW_MAX_THREAD, zVal);
       return SQLITE_ERROR;
     }
-    p->nBuildThread = (int)n;
+    p->nBuildThread = n;
     return SQLITE_OK;
   }
   if (nKey == 6 && sqlite3_strnicmp(zOpt, "access", 6) == 0) {
@@ -527,16 +559,32 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     return SQLITE_ERROR;
   }
   if (nKey == 10 && sqlite3_strnicmp(zOpt, "chunk_size", 10) == 0) {
-    *pzErr = sqlite3_mprintf(
-        "colvec: chunk_size (sqlite-vec's) is not supported: colvec keeps "
-        "new rows in the delta and writes them as a segment every delta_rows "
-        "rows (delta_rows=N, default %d)",
-        COLVEC_DEFAULT_DELTA_ROWS);
-    return SQLITE_ERROR;
+    /*
+    ** sqlite-vec's chunk_size sizes the blocks its rows are stored in.
+    ** colvec has no such blocks (new rows go to the delta, then into
+    ** segments of delta_rows rows or more), so the value is checked as
+    ** sqlite-vec checks it and otherwise ignored.
+    */
+    int n = configParseCount(zVal, 0x7fffffff);
+    if (n < 1) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: chunk_size must be a positive integer, got '%s' (it is "
+          "accepted for sqlite-vec's DDL and ignored: see delta_rows)",
+          zVal);
+      return SQLITE_ERROR;
+    }
+    if (n % 8 != 0) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: chunk_size must be divisible by 8, got '%s' (it is "
+          "accepted for sqlite-vec's DDL and ignored: see delta_rows)",
+          zVal);
+      return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
   }
   *pzErr = sqlite3_mprintf(
       "colvec: unknown table option '%s' (expected delta_rows, access, "
-      "prefault, build_threads or storage)",
+      "prefault, build_threads, storage or chunk_size)",
       zOpt);
   return SQLITE_ERROR;
 }
@@ -600,6 +648,7 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
                              char **pzErr) {
   ColvecColumn *pCol = &p->aCol[p->nCol];
   int i, rc;
+  int bQuant = 0; /* true if quantize= was given */
   memset(pCol, 0, sizeof(*pCol));
   if (strchr(aTok[0], '=') && aTok[0][0] != '"' && aTok[0][0] != '[' &&
       aTok[0][0] != '`' && aTok[0][0] != '\'') {
@@ -643,10 +692,11 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     if (*pzErr) return SQLITE_ERROR;
     p->nVector++;
     for (i = 2; i < nTok; i++) {
+      if (sqlite3_strnicmp(aTok[i], "quantize=", 9) == 0) bQuant = 1;
       rc = configParseVectorOption(aTok[i], pCol, pzErr);
       if (rc != SQLITE_OK) return rc;
     }
-    return SQLITE_OK;
+    return configCheckL1(pCol, bQuant, pzErr);
   }
   rc = configParseAttrType(aTok[1], pCol, pzErr);
   if (rc == SQLITE_OK && nTok > 2) {

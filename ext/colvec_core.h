@@ -69,10 +69,11 @@ typedef enum ColvecElem {
 } ColvecElem;
 
 typedef enum ColvecMetric {
-  COLVEC_METRIC_L2 = 0,     /* Euclidean distance sqrt(sum (a-b)^2) */
-  COLVEC_METRIC_COSINE = 1, /* 1 - cos(a,b); 1.0 when either norm is 0 */
-  COLVEC_METRIC_DOT = 2,    /* -(a.b), so that ascending is best first */
-  COLVEC_METRIC_HAMMING = 3 /* number of differing bits (bit vectors) */
+  COLVEC_METRIC_L2 = 0,      /* Euclidean distance sqrt(sum (a-b)^2) */
+  COLVEC_METRIC_COSINE = 1,  /* 1 - cos(a,b); 1.0 when either norm is 0 */
+  COLVEC_METRIC_DOT = 2,     /* -(a.b), so that ascending is best first */
+  COLVEC_METRIC_HAMMING = 3, /* number of differing bits (bit vectors) */
+  COLVEC_METRIC_L1 = 4       /* Manhattan distance sum |a-b| */
 } ColvecMetric;
 
 /* Largest number of dimensions a vector column may declare. */

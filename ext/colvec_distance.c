@@ -39,6 +39,39 @@ static float distL2sqF32(const float *a, const float *b, int n) {
 }
 
 /*
+** Returns sum |a[i]-b[i]| over n floats (0 when n<=0), in the same four
+** accumulators as distL2sqF32().
+*/
+static float distL1F32(const float *a, const float *b, int n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += fabsf(a[i] - b[i]);
+    s1 += fabsf(a[i + 1] - b[i + 1]);
+    s2 += fabsf(a[i + 2] - b[i + 2]);
+    s3 += fabsf(a[i + 3] - b[i + 3]);
+  }
+  for (; i < n; i++)
+    s0 += fabsf(a[i] - b[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+/*
+** Returns sum |a[i]-b[i]| over n int8 values, exactly. No kernel set has
+** its own version: int8 l1 columns are searched exactly (never quantized),
+** and this loop is what every set uses.
+*/
+static int64_t distL1I8(const int8_t *a, const int8_t *b, int n) {
+  int64_t s = 0;
+  int i;
+  for (i = 0; i < n; i++) {
+    int d = (int)a[i] - (int)b[i];
+    s += d < 0 ? -d : d;
+  }
+  return s;
+}
+
+/*
 ** Returns sum a[i]*b[i] over n floats (0 when n<=0).
 */
 static float distDotF32(const float *a, const float *b, int n) {
@@ -224,8 +257,9 @@ static void distDotBatchF32(const float *q, const float *const *apVec, int nVec,
 
 /* The scalar kernel set. */
 static const ColvecKernels distScalar = {
-    "scalar",  distL2sqF32,    distDotF32,  distDotNormsF32,  distL2sqI8,
-    distDotI8, distDotNormsI8, distHamming, distL2sqBatchF32, distDotBatchF32};
+    "scalar",         distL2sqF32,     distDotF32,     distDotNormsF32,
+    distL2sqI8,       distDotI8,       distDotNormsI8, distHamming,
+    distL2sqBatchF32, distDotBatchF32, distL1F32};
 
 /*
 ** Returns the portable scalar kernels (static; never NULL, never freed).
@@ -353,6 +387,8 @@ double colvecDistance(const ColvecKernels *pK, ColvecMetric eMetric,
       return sqrt((double)pK->xL2sqF32(x, y, nDim));
     case COLVEC_METRIC_DOT:
       return -(double)pK->xDotF32(x, y, nDim);
+    case COLVEC_METRIC_L1:
+      return (double)pK->xL1F32(x, y, nDim);
     default:
       pK->xDotNormsF32(x, y, nDim, &dot, &na, &nb);
       return distCosine(dot, na, nb);
@@ -365,6 +401,8 @@ double colvecDistance(const ColvecKernels *pK, ColvecMetric eMetric,
       return sqrt((double)pK->xL2sqI8(x, y, nDim));
     case COLVEC_METRIC_DOT:
       return -(double)pK->xDotI8(x, y, nDim);
+    case COLVEC_METRIC_L1:
+      return (double)distL1I8(x, y, nDim);
     default:
       pK->xDotNormsI8(x, y, nDim, &dot, &na, &nb);
       return distCosine((double)dot, (double)na, (double)nb);

@@ -48,6 +48,7 @@ struct ColvecKernels {
   */
   void (*xDotBatchF32)(const float *q, const float *const *apVec, int nVec,
                        int n, float *aOut);
+  float (*xL1F32)(const float *a, const float *b, int n); /* sum |a-b| */
 };
 
 /*
@@ -97,7 +98,8 @@ const char *colvecKernelsAvailable(void);
 /*
 ** Distance between two vectors of the same column, as reported to SQL:
 ** l2 -> sqrt(sum (a-b)^2), cosine -> 1 - a.b/(|a||b|) (1.0 if a norm is 0),
-** dot -> -(a.b), hamming -> differing bits (bit vectors only).
+** dot -> -(a.b), l1 -> sum |a-b| (Manhattan distance, float32 and int8),
+** hamming -> differing bits (bit vectors only).
 ** nDim counts elements; for bit vectors it counts bits, (nDim+7)/8 bytes
 ** are read and the pad bits of a partial last byte are ignored. Cosine is
 ** computed in double and clamped to [0, 2].

@@ -147,6 +147,36 @@ static AVX2_TARGET float avx2L2sqF32(const float *a, const float *b, int n) {
   return avx2SumF32(1, a, b, n);
 }
 
+/* Returns acc plus, lane by lane, |x-y| (the sign bit cleared). */
+AVX2_INLINE __m256 avx2AbsStep(__m256 acc, __m256 x, __m256 y) {
+  return _mm256_add_ps(
+      acc, _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(x, y)));
+}
+
+/* Returns sum |a-b| over n floats (the loop of avx2SumF32()). */
+static AVX2_TARGET float avx2L1F32(const float *a, const float *b, int n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = avx2AbsStep(s0, _mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+    s1 =
+        avx2AbsStep(s1, _mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
+    s2 = avx2AbsStep(s2, _mm256_loadu_ps(a + i + 16),
+                     _mm256_loadu_ps(b + i + 16));
+    s3 = avx2AbsStep(s3, _mm256_loadu_ps(a + i + 24),
+                     _mm256_loadu_ps(b + i + 24));
+  }
+  for (; i + 8 <= n; i += 8) {
+    s0 = avx2AbsStep(s0, _mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
+  }
+  if (i < n) {
+    __m256i m = avx2TailMask(n - i);
+    s1 = avx2AbsStep(s1, _mm256_maskload_ps(a + i, m),
+                     _mm256_maskload_ps(b + i, m));
+  }
+  return avx2Hsum(s0, s1, s2, s3);
+}
+
 /* Returns sum a*b over n floats. */
 static AVX2_TARGET float avx2DotF32(const float *a, const float *b, int n) {
   return avx2SumF32(0, a, b, n);
@@ -338,8 +368,9 @@ static AVX2_TARGET int64_t avx2Hamming(const uint8_t *a, const uint8_t *b,
 
 /* The AVX2 kernel set. */
 static const ColvecKernels avx2Kernels = {
-    "avx2",    avx2L2sqF32,    avx2DotF32,  avx2DotNormsF32,  avx2L2sqI8,
-    avx2DotI8, avx2DotNormsI8, avx2Hamming, avx2L2sqBatchF32, avx2DotBatchF32};
+    "avx2",           avx2L2sqF32,     avx2DotF32,     avx2DotNormsF32,
+    avx2L2sqI8,       avx2DotI8,       avx2DotNormsI8, avx2Hamming,
+    avx2L2sqBatchF32, avx2DotBatchF32, avx2L1F32};
 
 /*
 ** Returns the AVX2 kernels (static; never freed), or NULL when the CPU (or

@@ -152,6 +152,35 @@ static AVX512_TARGET float avx512L2sqF32(const float *a, const float *b,
   return avx512SumF32(1, a, b, n);
 }
 
+/* Returns acc plus, lane by lane, |x-y|. */
+AVX512_INLINE __m512 avx512AbsStep(__m512 acc, __m512 x, __m512 y) {
+  return _mm512_add_ps(acc, _mm512_abs_ps(_mm512_sub_ps(x, y)));
+}
+
+/* Returns sum |a-b| over n floats (the loop of avx512SumF32()). */
+static AVX512_TARGET float avx512L1F32(const float *a, const float *b, int n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int i = 0;
+  for (; i + 64 <= n; i += 64) {
+    s0 = avx512AbsStep(s0, _mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+    s1 = avx512AbsStep(s1, _mm512_loadu_ps(a + i + 16),
+                       _mm512_loadu_ps(b + i + 16));
+    s2 = avx512AbsStep(s2, _mm512_loadu_ps(a + i + 32),
+                       _mm512_loadu_ps(b + i + 32));
+    s3 = avx512AbsStep(s3, _mm512_loadu_ps(a + i + 48),
+                       _mm512_loadu_ps(b + i + 48));
+  }
+  for (; i + 16 <= n; i += 16) {
+    s0 = avx512AbsStep(s0, _mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i));
+  }
+  if (i < n) {
+    __mmask16 m = avx512Mask16(n - i);
+    s1 = avx512AbsStep(s1, _mm512_maskz_loadu_ps(m, a + i),
+                       _mm512_maskz_loadu_ps(m, b + i));
+  }
+  return avx512Hsum(s0, s1, s2, s3);
+}
+
 /* Returns sum a*b over n floats. */
 static AVX512_TARGET float avx512DotF32(const float *a, const float *b, int n) {
   return avx512SumF32(0, a, b, n);
@@ -352,15 +381,16 @@ static AVX512_POPCNT_TARGET int64_t avx512HammingPopcnt(const uint8_t *a,
 
 /* The AVX-512 kernel set for CPUs without VPOPCNTQ. */
 static const ColvecKernels avx512Kernels = {
-    "avx512",           avx512L2sqF32,    avx512DotF32,     avx512DotNormsF32,
-    avx512L2sqI8,       avx512DotI8,      avx512DotNormsI8, avx512HammingLut,
-    avx512L2sqBatchF32, avx512DotBatchF32};
+    "avx512",           avx512L2sqF32,     avx512DotF32,     avx512DotNormsF32,
+    avx512L2sqI8,       avx512DotI8,       avx512DotNormsI8, avx512HammingLut,
+    avx512L2sqBatchF32, avx512DotBatchF32, avx512L1F32};
 
 /* The same with the VPOPCNTQ Hamming kernel. */
 static const ColvecKernels avx512KernelsPopcnt = {
-    "avx512",           avx512L2sqF32,    avx512DotF32,     avx512DotNormsF32,
-    avx512L2sqI8,       avx512DotI8,      avx512DotNormsI8, avx512HammingPopcnt,
-    avx512L2sqBatchF32, avx512DotBatchF32};
+    "avx512",          avx512L2sqF32,       avx512DotF32,
+    avx512DotNormsF32, avx512L2sqI8,        avx512DotI8,
+    avx512DotNormsI8,  avx512HammingPopcnt, avx512L2sqBatchF32,
+    avx512DotBatchF32, avx512L1F32};
 
 /*
 ** Returns the AVX-512 kernels without VPOPCNTQ (static; never freed), or

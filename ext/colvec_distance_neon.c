@@ -15,6 +15,7 @@
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+#include <math.h>
 
 /*
 ** int8 elements per int32 accumulation block: 4096 steps of 8 elements add
@@ -246,10 +247,30 @@ static int64_t neonHamming(const uint8_t *a, const uint8_t *b, int nByte) {
   return s;
 }
 
+/* Returns sum |a-b| over n floats (the loop of neonSumF32()). */
+static float neonL1F32(const float *a, const float *b, int n) {
+  float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
+  float tail = 0.0f;
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    s0 = vaddq_f32(s0, vabdq_f32(vld1q_f32(a + i), vld1q_f32(b + i)));
+    s1 = vaddq_f32(s1, vabdq_f32(vld1q_f32(a + i + 4), vld1q_f32(b + i + 4)));
+    s2 = vaddq_f32(s2, vabdq_f32(vld1q_f32(a + i + 8), vld1q_f32(b + i + 8)));
+    s3 = vaddq_f32(s3, vabdq_f32(vld1q_f32(a + i + 12), vld1q_f32(b + i + 12)));
+  }
+  for (; i + 4 <= n; i += 4) {
+    s0 = vaddq_f32(s0, vabdq_f32(vld1q_f32(a + i), vld1q_f32(b + i)));
+  }
+  for (; i < n; i++)
+    tail += fabsf(a[i] - b[i]);
+  return neonHsum(s0, s1, s2, s3, tail);
+}
+
 /* The NEON kernel set. */
 static const ColvecKernels neonKernels = {
-    "neon",    neonL2sqF32,    neonDotF32,  neonDotNormsF32,  neonL2sqI8,
-    neonDotI8, neonDotNormsI8, neonHamming, neonL2sqBatchF32, neonDotBatchF32};
+    "neon",           neonL2sqF32,     neonDotF32,     neonDotNormsF32,
+    neonL2sqI8,       neonDotI8,       neonDotNormsI8, neonHamming,
+    neonL2sqBatchF32, neonDotBatchF32, neonL1F32};
 
 /* Returns the NEON kernels (static; never freed). */
 const ColvecKernels *colvecKernelsNeon(void) { return &neonKernels; }

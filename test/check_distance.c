@@ -131,7 +131,7 @@ START_TEST(test_scalar_reference) {
   tdSrand(1);
   for (iLen = 0; iLen < tdNLength(); iLen++) {
     int n = tdLength(iLen), i;
-    double l2 = 0, dot = 0, na = 0, nb = 0, sDot = 0;
+    double l2 = 0, l1 = 0, dot = 0, na = 0, nb = 0, sDot = 0;
     int64_t il2 = 0, idot = 0, ina = 0, inb = 0, ham = 0;
     float fd, fa, fb;
     int64_t jd, ja, jb;
@@ -143,6 +143,7 @@ START_TEST(test_scalar_reference) {
       double d = (double)a[i] - b[i];
       int e = x[i] - y[i], bit;
       l2 += d * d;
+      l1 += fabs(d);
       dot += (double)a[i] * b[i];
       sDot += fabs((double)a[i] * b[i]);
       na += (double)a[i] * a[i];
@@ -155,6 +156,7 @@ START_TEST(test_scalar_reference) {
         ham += ((x[i] ^ y[i]) >> bit) & 1;
     }
     tdNear(pS->xL2sqF32(a, b, n), l2, l2, "l2sq", "scalar", n);
+    tdNear(pS->xL1F32(a, b, n), l1, l1, "l1", "scalar", n);
     tdNear(pS->xDotF32(a, b, n), dot, sDot, "dot", "scalar", n);
     pS->xDotNormsF32(a, b, n, &fd, &fa, &fb);
     tdNear(fd, dot, sDot, "dotnorms.dot", "scalar", n);
@@ -192,16 +194,19 @@ START_TEST(test_simd_f32) {
         int n = tdLength(iLen), i;
         float *pa = a + iOff, *pb = b + 3 - iOff + (iOff & 1) * 5;
         float rd, ra, rb, gd, ga, gb;
-        double sL2 = 0, sDot = 0;
+        double sL2 = 0, sL1 = 0, sDot = 0;
         tdFillF32(pa, n);
         tdFillF32(pb, n);
         for (i = 0; i < n; i++) {
           sL2 += ((double)pa[i] - pb[i]) * ((double)pa[i] - pb[i]);
+          sL1 += fabs((double)pa[i] - pb[i]);
           sDot += fabs((double)pa[i] * pb[i]);
         }
         tdNear(pK->xL2sqF32(pa, pb, n), pS->xL2sqF32(pa, pb, n), sL2, "l2sq",
                pK->zName, n);
         tdNear(pK->xDotF32(pa, pb, n), pS->xDotF32(pa, pb, n), sDot, "dot",
+               pK->zName, n);
+        tdNear(pK->xL1F32(pa, pb, n), pS->xL1F32(pa, pb, n), sL1, "l1",
                pK->zName, n);
         pS->xDotNormsF32(pa, pb, n, &rd, &ra, &rb);
         pK->xDotNormsF32(pa, pb, n, &gd, &ga, &gb);
@@ -370,6 +375,7 @@ START_TEST(test_metrics) {
     ColvecElem F = COLVEC_ELEM_F32, I = COLVEC_ELEM_I8, B = COLVEC_ELEM_BIT;
     ColvecMetric L2 = COLVEC_METRIC_L2, COS = COLVEC_METRIC_COSINE;
     ColvecMetric DOT = COLVEC_METRIC_DOT, HAM = COLVEC_METRIC_HAMMING;
+    ColvecMetric L1 = COLVEC_METRIC_L1;
     /* float32 */
     TD_EQ(colvecDistance(p, L2, F, f0, f345, 4), 5.0);
     TD_EQ(colvecDistance(p, L2, F, fx, fx, 4), 0.0);
@@ -384,6 +390,10 @@ START_TEST(test_metrics) {
     TD_EQ(colvecDistance(p, DOT, F, fx, fx2, 4), -60.0);
     TD_EQ(colvecDistance(p, DOT, F, fx, f0, 4), 0.0);
     TD_EQ(colvecDistance(p, L2, F, fx, fx2, 0), 0.0);
+    TD_EQ(colvecDistance(p, L1, F, f0, f345, 4), 7.0);
+    TD_EQ(colvecDistance(p, L1, F, fx, fneg, 4), 20.0);
+    TD_EQ(colvecDistance(p, L1, F, fx, fx, 4), 0.0);
+    TD_EQ(colvecDistance(p, L1, F, fx, fx2, 0), 0.0);
     /* int8 */
     TD_EQ(colvecDistance(p, L2, I, i0, i345, 3), 5.0);
     TD_EQ(colvecDistance(p, COS, I, ia, ia2, 3), 2.0);
@@ -393,6 +403,8 @@ START_TEST(test_metrics) {
     TD_EQ(colvecDistance(p, COS, I, ib1, ib2, 3),
           1.0 - 10.0 / (10.0 * sqrt(2.0)));
     TD_EQ(colvecDistance(p, DOT, I, ia, ia2, 3), 28.0);
+    TD_EQ(colvecDistance(p, L1, I, ia, ia2, 3), 18.0);
+    TD_EQ(colvecDistance(p, L1, I, i0, i345, 3), 7.0);
     /* bits: 0x0F^0x00 = 4, 0xFF^0x0F = 4, 0x01^0xFF = 7 differing bits */
     TD_EQ(colvecDistance(p, HAM, B, b1, b2, 24), 15.0);
     TD_EQ(colvecDistance(p, HAM, B, b1, b2, 16), 8.0);
