@@ -80,6 +80,9 @@ struct ColvecColumn {
   int nM;               /* vector: m= HNSW links per node */
   int nEfC;             /* vector: ef_construction= */
   int bNoIndex;         /* vector: index=none (exact search only) */
+  int bStrict;          /* attribute: sqlite-vec's partition key or
+                        ** auxiliary column: a value must have the
+                        ** column's type exactly (NULL aside) */
 };
 
 /* Hidden columns follow the user columns, in this order. */

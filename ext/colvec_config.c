@@ -30,10 +30,12 @@
 **   chunk_size=N                  sqlite-vec's; checked as it checks it
 **                                 (a positive multiple of 8) and ignored
 **
-** sqlite-vec's other forms are refused with a message that says what to
-** write instead: `+name type` (auxiliary), `name type primary key`, `name
-** type partition key`; so are SQL column constraints and
-** collations after an attribute type (`not null`, `collate nocase`).
+** sqlite-vec's auxiliary columns (`+name type`) and partition keys (`name
+** integer|text partition key`) are attribute columns: stored, returned and
+** filterable (a KNN with name = ? searches the partition's rows).
+** `name type primary key` is refused with a message that says what to
+** write instead; so are SQL column constraints and collations after an
+** attribute type (`not null`, `collate nocase`).
 */
 #include "colvecInt.h"
 
@@ -590,9 +592,39 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
 }
 
 /*
+** Returns non-zero when the column definition aTok (nTok tokens) ends in
+** "<zWord> key" right after its type, as in sqlite-vec's "user_id integer
+** partition key" (zWord "partition") or "id text primary key" ("primary").
+*/
+static int configIsKey(char **aTok, int nTok, const char *zWord) {
+  return nTok == 4 && sqlite3_stricmp(aTok[2], zWord) == 0 &&
+         sqlite3_stricmp(aTok[3], "key") == 0;
+}
+
+/*
+** sqlite-vec's "name type partition key": a KNN with name = ? searches the
+** rows of that partition. colvec stores it as an attribute column, whose
+** equality filter gives the same rows. sqlite-vec takes integer and text
+** partition keys only, and so does colvec; their values are not converted
+** (an integer key refuses '5' and 5.0, a text key 7). Returns SQLITE_OK or
+** SQLITE_ERROR with *pzErr set (zType: the type as written).
+*/
+static int configPartitionKey(ColvecColumn *pCol, const char *zType,
+                              char **pzErr) {
+  if (pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_TEXT) {
+    pCol->bStrict = 1;
+    return SQLITE_OK;
+  }
+  *pzErr = sqlite3_mprintf("colvec: column %s: a partition key must be "
+                           "integer or text, got '%s'",
+                           pCol->zName, zType);
+  return SQLITE_ERROR;
+}
+
+/*
 ** The message for words after an attribute column's type (aTok[2..]),
-** which colvec does not take: sqlite-vec's `primary key` and `partition
-** key`, SQL's column constraints and collations. Each says what to write
+** which colvec does not take: sqlite-vec's `primary key` and SQL's column
+** constraints and collations. Each says what to write
 ** instead. Returns an sqlite3_malloc'd message, or NULL on OOM.
 */
 static char *configTrailingError(const char *zName, char **aTok, int nTok) {
@@ -604,23 +636,13 @@ static char *configTrailingError(const char *zName, char **aTok, int nTok) {
   }
   zRest = sqlite3_str_finish(pStr);
   if (zRest == NULL) return NULL;
-  if (nTok == 4 && sqlite3_stricmp(aTok[2], "primary") == 0 &&
-      sqlite3_stricmp(aTok[3], "key") == 0) {
+  if (configIsKey(aTok, nTok, "primary")) {
     sqlite3_free(zRest);
     return sqlite3_mprintf(
         "colvec: column %s: a colvec table has no primary key column: the "
         "rowid is the key (INSERT INTO t(rowid, ...), WHERE rowid = ?); "
         "remove '%s %s primary key'",
         zName, zName, aTok[1]);
-  }
-  if (nTok == 4 && sqlite3_stricmp(aTok[2], "partition") == 0 &&
-      sqlite3_stricmp(aTok[3], "key") == 0) {
-    sqlite3_free(zRest);
-    return sqlite3_mprintf(
-        "colvec: column %s: partition keys are not supported: declare '%s "
-        "%s' (a filter on it, such as %s = ?, is applied during the KNN "
-        "search)",
-        zName, zName, aTok[1], zName);
   }
   if (sqlite3_stricmp(aTok[2], "collate") == 0) {
     char *z = sqlite3_mprintf(
@@ -649,6 +671,7 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
   ColvecColumn *pCol = &p->aCol[p->nCol];
   int i, rc;
   int bQuant = 0; /* true if quantize= was given */
+  int bAux = 0;   /* true for sqlite-vec's "+name type" */
   memset(pCol, 0, sizeof(*pCol));
   if (strchr(aTok[0], '=') && aTok[0][0] != '"' && aTok[0][0] != '[' &&
       aTok[0][0] != '`' && aTok[0][0] != '\'') {
@@ -660,13 +683,13 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     return configParseTableOption(p, aTok[0], pzErr);
   }
   if (aTok[0][0] == '+') {
-    /* sqlite-vec's auxiliary column: every colvec column is one already */
-    *pzErr = sqlite3_mprintf(
-        "colvec: auxiliary columns ('%s') are not supported: declare '%s%s%s' "
-        "- every attribute column is stored and filterable",
-        aTok[0], aTok[0][1] ? aTok[0] + 1 : "name", nTok > 1 ? " " : "",
-        nTok > 1 ? aTok[1] : "");
-    return SQLITE_ERROR;
+    /*
+    ** sqlite-vec's auxiliary column: stored and returned, never used by a
+    ** KNN filter there, its values never converted. colvec makes it an
+    ** attribute column (a filter on it works) that converts no value.
+    */
+    memmove(aTok[0], aTok[0] + 1, strlen(aTok[0]));
+    bAux = 1;
   }
   if (configUnquote(aTok[0]) != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("colvec: malformed column name %s", aTok[0]);
@@ -690,6 +713,12 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
   p->nCol++; /* from here on pCol is owned by p */
   if (configParseVectorType(aTok[1], pCol, pzErr)) {
     if (*pzErr) return SQLITE_ERROR;
+    if (bAux) {
+      *pzErr = sqlite3_mprintf("colvec: column %s: an auxiliary column "
+                               "(+%s) cannot be a vector column",
+                               pCol->zName, pCol->zName);
+      return SQLITE_ERROR;
+    }
     p->nVector++;
     for (i = 2; i < nTok; i++) {
       if (sqlite3_strnicmp(aTok[i], "quantize=", 9) == 0) bQuant = 1;
@@ -699,6 +728,10 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     return configCheckL1(pCol, bQuant, pzErr);
   }
   rc = configParseAttrType(aTok[1], pCol, pzErr);
+  if (rc == SQLITE_OK && !bAux && configIsKey(aTok, nTok, "partition")) {
+    return configPartitionKey(pCol, aTok[1], pzErr);
+  }
+  if (rc == SQLITE_OK) pCol->bStrict = bAux;
   if (rc == SQLITE_OK && nTok > 2) {
     *pzErr = configTrailingError(pCol->zName, aTok, nTok);
     rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;

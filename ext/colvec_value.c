@@ -156,6 +156,12 @@ int colvecValueCheckAttr(sqlite3_value *pVal, const ColvecColumn *pCol,
     bOk = eType != SQLITE_BLOB;
     break;
   }
+  if (bOk && pCol->bStrict) {
+    /* sqlite-vec converts no partition key or auxiliary value */
+    static const int aeStrict[] = {SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT,
+                                   SQLITE_BLOB};
+    bOk = eType == aeStrict[pCol->eAttr];
+  }
   if (bOk) return SQLITE_OK;
   if (eType == SQLITE_TEXT) {
     *pzErr = sqlite3_mprintf("colvec: %s expects %s, got text '%.40s'",
