@@ -870,6 +870,40 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      const ColvecPlan *pPlan, sqlite3_value **argv,
                      ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr);
 
+/*
+** An IN list evaluated in C over delta rows, for the lists too long to be
+** bound into the delta query (colvecStorageInBound): its members with the
+** column's affinity, sorted and distinct (colvecFilterInSort), their bytes
+** copied (valid after xFilter's argv is gone).
+*/
+typedef struct ColvecScanIn ColvecScanIn;
+struct ColvecScanIn {
+  int iCol;           /* user column, or COLVEC_PLAN_ROWID */
+  int bAll;           /* 1: only SQLite can decide, every row passes */
+  int nVal;           /* members in aVal (sorted, distinct) */
+  int nCopy;          /* entries of azCopy */
+  ColvecScalar *aVal; /* the members */
+  char **azCopy;      /* their bytes (entries may be NULL) */
+};
+
+/*
+** Reads IN list pArg, compared with column iCol of table pC (or the rowid),
+** into *p, as colvecScanBitmap reads it for a segment: a number compared
+** with a text column, or a vector column, sets bAll. Returns SQLITE_OK or
+** an error (SQLITE_NOMEM, an error of the list); colvecScanInClose(p) in
+** every case.
+*/
+int colvecScanInOpen(const ColvecConfig *pC, int iCol, sqlite3_value *pArg,
+                     ColvecScanIn *p);
+
+/* Returns 1 when delta value pCell (as stored: no affinity is applied)
+** equals a member of p, or p->bAll is set; 0 otherwise (always for NULL).
+** A binary search: log2(members) comparisons. */
+int colvecScanInTest(const ColvecScanIn *p, sqlite3_value *pCell);
+
+/* Frees what colvecScanInOpen read into p (p may be zeroed). */
+void colvecScanInClose(ColvecScanIn *p);
+
 /*************************************************************************
 ** Interface to code in colvec_storage.c (shadow tables and delta rows)
 **
@@ -1248,6 +1282,18 @@ int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid);
 int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
                         sqlite3_value **argv, int bOneRow,
                         sqlite3_stmt **ppStmt, char **pzErr);
+
+/*
+** Returns 1 when the IN list of plan argument iArg (argv[iArg]) is bound
+** into the delta query by colvecStorageSelect, 0 when it is left out (the
+** query then returns rows the list rejects: SQLite re-checks a scan, a KNN
+** tests the list itself, colvecScanInTest). A list is bound when it holds
+** at most 64 values and the plan's lists together stay within the
+** connection's SQLITE_LIMIT_VARIABLE_NUMBER; IN lists therefore have no
+** length limit.
+*/
+int colvecStorageInBound(ColvecStorage *p, const ColvecPlan *pPlan,
+                         sqlite3_value **argv, int iArg);
 
 /* Returns non-zero when used-columns mask mUsed (idxNum) includes column
 ** iCol. */

@@ -15,6 +15,7 @@
 #include "colvec_os.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 64-bit words per chunk, and rows per chunk (a multiple of 8 and 64). */
@@ -434,6 +435,144 @@ static int filterVarKernel(const ColvecColumnView *pCol, const FilterPred *p,
   return iBad < 0 ? COLVEC_ERROR : COLVEC_OK;
 }
 
+/* Reads one row's value; see header. */
+int colvecFilterRowValue(const ColvecColumnView *pCol, int64_t iRow,
+                         ColvecScalar *pRow) {
+  if (pCol->aNull && (pCol->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
+    pRow->eType = COLVEC_TYPE_NULL;
+    return COLVEC_OK;
+  }
+  switch (pCol->eStore) {
+  case COLVEC_STORE_INT64:
+    pRow->eType = COLVEC_TYPE_INTEGER;
+    pRow->i = pCol->aInt[iRow];
+    break;
+  case COLVEC_STORE_DOUBLE:
+    pRow->eType = COLVEC_TYPE_FLOAT;
+    pRow->r = pCol->aReal[iRow];
+    break;
+  default: {
+    int64_t a = pCol->aOff[iRow], b = pCol->aOff[iRow + 1];
+    if (a < 0 || b < a || b > pCol->nByte || b - a > 0x7FFFFFFF) {
+      return COLVEC_ERROR;
+    }
+    pRow->eType =
+        pCol->eStore == COLVEC_STORE_TEXT ? COLVEC_TYPE_TEXT : COLVEC_TYPE_BLOB;
+    pRow->z = pCol->aByte ? pCol->aByte + a : NULL;
+    pRow->n = (int)(b - a);
+    break;
+  }
+  }
+  return COLVEC_OK;
+}
+
+/*
+** Returns -1, 0 or +1 as value *pA orders before, equal to or after *pB
+** in SQLite's comparison (BINARY collation): classes NULL < numbers <
+** text < blob, numbers exactly, bytes by memcmp then the shorter first.
+** Two NULLs (or NaNs) compare equal here.
+*/
+static int filterScalarCmp(const ColvecScalar *pA, const ColvecScalar *pB) {
+  int eA = filterValueClass(pA), eB = filterValueClass(pB);
+  if (eA != eB) return eA < eB ? -1 : +1;
+  if (eA == 0) return 0;
+  if (eA == 1) {
+    if (pA->eType == COLVEC_TYPE_INTEGER) {
+      if (pB->eType == COLVEC_TYPE_INTEGER) {
+        return (pA->i > pB->i) - (pA->i < pB->i);
+      }
+      return filterIntFloatCompare(pA->i, pB->r);
+    }
+    if (pB->eType == COLVEC_TYPE_INTEGER) {
+      return -filterIntFloatCompare(pB->i, pA->r);
+    }
+    return (pA->r > pB->r) - (pA->r < pB->r);
+  } else {
+    int nMin = pA->n < pB->n ? pA->n : pB->n;
+    int c = nMin > 0 ? memcmp(pA->z, pB->z, (size_t)nMin) : 0;
+    if (c != 0) return c < 0 ? -1 : +1;
+    return (pA->n > pB->n) - (pA->n < pB->n);
+  }
+}
+
+/* qsort() comparator over ColvecScalar: filterScalarCmp. */
+static int filterScalarSortCmp(const void *pA, const void *pB) {
+  return filterScalarCmp((const ColvecScalar *)pA, (const ColvecScalar *)pB);
+}
+
+/* Sorts an IN list; see header. */
+int colvecFilterInSort(ColvecScalar *aVal, int nVal) {
+  int i, nOut = 0;
+  if (nVal <= 0 || aVal == NULL) return 0;
+  qsort(aVal, (size_t)nVal, sizeof(ColvecScalar), filterScalarSortCmp);
+  for (i = 0; i < nVal; i++) {
+    if (filterValueClass(&aVal[i]) == 0) continue; /* never matches */
+    if (nOut > 0 && filterScalarCmp(&aVal[nOut - 1], &aVal[i]) == 0) continue;
+    aVal[nOut++] = aVal[i];
+  }
+  return nOut;
+}
+
+/* Searches a sorted IN list; see header. */
+int colvecFilterInHas(const ColvecScalar *aVal, int nVal,
+                      const ColvecScalar *pVal) {
+  int iLo = 0, iHi = nVal - 1;
+  if (filterValueClass(pVal) == 0) return 0;
+  while (iLo <= iHi) {
+    int iMid = iLo + (iHi - iLo) / 2;
+    int c = filterScalarCmp(&aVal[iMid], pVal);
+    if (c == 0) return 1;
+    if (c < 0) {
+      iLo = iMid + 1;
+    } else {
+      iHi = iMid - 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** Returns 1 when the nVal members at aVal are in colvecFilterInSort order
+** (strictly increasing, none NULL or NaN, every text or blob well formed),
+** else 0.
+*/
+static int filterInSorted(const ColvecScalar *aVal, int nVal) {
+  int i;
+  for (i = 0; i < nVal; i++) {
+    const ColvecScalar *p = &aVal[i];
+    if (filterValueClass(p) == 0) return 0;
+    if ((p->eType == COLVEC_TYPE_TEXT || p->eType == COLVEC_TYPE_BLOB) &&
+        (p->n < 0 || (p->n > 0 && p->z == NULL))) {
+      return 0;
+    }
+    if (i > 0 && filterScalarCmp(&aVal[i - 1], p) >= 0) return 0;
+  }
+  return 1;
+}
+
+/*
+** IN kernel for a sorted list: bit i of aOut is set when row iRow+i of
+** pCol equals a member of aVal[0..nVal) (colvecFilterInSort order); NULL
+** rows are cleared by the caller. Returns COLVEC_OK or COLVEC_ERROR
+** (malformed offsets).
+*/
+static int filterInKernel(const ColvecColumnView *pCol,
+                          const ColvecScalar *aVal, int nVal, int64_t iRow,
+                          int64_t n, uint64_t *aOut) {
+  ColvecScalar row; /* the value of the row being looked up */
+  int64_t i;
+  memset(aOut, 0, ((n + 63) >> 6) * sizeof(uint64_t));
+  memset(&row, 0, sizeof(row));
+  for (i = 0; i < n; i++) {
+    if (colvecFilterRowValue(pCol, iRow + i, &row) != COLVEC_OK)
+      return COLVEC_ERROR;
+    if (colvecFilterInHas(aVal, nVal, &row)) {
+      aOut[i >> 6] |= (uint64_t)1 << (i & 63);
+    }
+  }
+  return COLVEC_OK;
+}
+
 /*
 ** LIKE/GLOB kernel: bit i of aOut is set when row iRow+i matches pattern
 ** p->pPattern through pCtx->xMatch, given the row's value as the column
@@ -452,25 +591,8 @@ static int filterMatchKernel(const FilterCtx *pCtx, const FilterPred *p,
   for (i = 0; i < n; i++) {
     int bMatch;
     if (aNullW && (aNullW[i >> 6] >> (i & 63)) & 1) continue;
-    switch (pCol->eStore) {
-    case COLVEC_STORE_INT64:
-      row.eType = COLVEC_TYPE_INTEGER;
-      row.i = pCol->aInt[iRow + i];
-      break;
-    case COLVEC_STORE_DOUBLE:
-      row.eType = COLVEC_TYPE_FLOAT;
-      row.r = pCol->aReal[iRow + i];
-      break;
-    default: {
-      int64_t nText = pCol->aOff[iRow + i + 1] - pCol->aOff[iRow + i];
-      if (nText < 0 || nText > 0x7FFFFFFF) return COLVEC_ERROR;
-      row.eType = pCol->eStore == COLVEC_STORE_TEXT ? COLVEC_TYPE_TEXT
-                                                    : COLVEC_TYPE_BLOB;
-      row.z = pCol->aByte + pCol->aOff[iRow + i];
-      row.n = (int)nText;
-      break;
-    }
-    }
+    if (colvecFilterRowValue(pCol, iRow + i, &row) != COLVEC_OK)
+      return COLVEC_ERROR;
     bMatch = pCtx->xMatch(pCtx->pMatchCtx, p->mMatch, p->pPattern, &row);
     if (bMatch < 0) return COLVEC_FILTER_ABORT;
     if (bMatch) aOut[i >> 6] |= (uint64_t)1 << (i & 63);
@@ -580,6 +702,7 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
   int64_t iRow, nRow;
   int rc = COLVEC_OK;
   int bNoArg = eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL;
+  int bSorted; /* IN: a long list in colvecFilterInSort order, searched */
 
   if (pCol == NULL || filterCheckView(pCol) != COLVEC_OK) return COLVEC_ERROR;
   if (eOp < COLVEC_OP_EQ || eOp > COLVEC_OP_IN) return COLVEC_ERROR;
@@ -592,9 +715,11 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
   ctx.pCol = pCol;
   ctx.xMatch = xMatch;
   ctx.pMatchCtx = pCtx;
+  bSorted = eOp == COLVEC_OP_IN && nVal > COLVEC_FILTER_IN_LINEAR &&
+            filterInSorted(aVal, nVal);
   if (eOp != COLVEC_OP_IN) {
     rc = filterCompile(&ctx, eOp, bNoArg ? NULL : &aVal[0], &pred);
-  } else {
+  } else if (!bSorted) {
     int i;
     for (i = 0; rc == COLVEC_OK && i < nVal; i++) {
       rc = filterCompile(&ctx, eOp, &aVal[i], &pred);
@@ -617,6 +742,10 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
     }
     if (eOp != COLVEC_OP_IN) {
       rc = filterPredWords(&ctx, &pred, iRow, n, pNullW, aOut);
+    } else if (bSorted) {
+      rc = filterInKernel(pCol, aVal, nVal, iRow, n, aOut);
+      for (iW = 0; pNullW && iW < nW; iW++)
+        aOut[iW] &= ~pNullW[iW]; /* NULL is in no list */
     } else {
       int i;
       memset(aOut, 0, nW * sizeof(uint64_t));

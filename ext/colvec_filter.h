@@ -71,6 +71,10 @@ struct ColvecColumnView {
 /* Flags of a ColvecMatchFunc call. */
 #define COLVEC_MATCH_GLOB 1 /* GLOB; LIKE when clear */
 
+/* Members of an IN list up to which colvecFilterEval tests each member
+** over the rows; a longer list in colvecFilterInSort order is searched. */
+#define COLVEC_FILTER_IN_LINEAR 8
+
 /* Return of colvecFilterEval when xMatch failed (SQLITE_ABORT). */
 #define COLVEC_FILTER_ABORT 4
 
@@ -98,11 +102,40 @@ typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags,
 ** COLVEC_ERROR for an operator that is no filter, a malformed value, or a
 ** malformed view (missing array, offsets outside [0, nByte] or
 ** decreasing); after an error aBits holds unspecified bits. Allocates
-** nothing; the work is linear in nRow (times nVal for IN).
+** nothing; the work is linear in nRow, times nVal for an IN list of up to
+** COLVEC_FILTER_IN_LINEAR members or one not in colvecFilterInSort order,
+** times log2(nVal) for a longer sorted one (each row's value is searched).
 */
 int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
                      const ColvecScalar *aVal, int nVal, ColvecMatchFunc xMatch,
                      void *pCtx, uint8_t *aBits);
+
+/*
+** Sets *pRow to the value row iRow (< pCol->nRow) of pCol holds, as the
+** column stores it: NULL (its bit in aNull), INTEGER, FLOAT, or TEXT/BLOB
+** bytes pointing into the column. Returns COLVEC_OK, or COLVEC_ERROR for
+** offsets outside [0, nByte], decreasing, or a value longer than an int.
+*/
+int colvecFilterRowValue(const ColvecColumnView *pCol, int64_t iRow,
+                         ColvecScalar *pRow);
+
+/*
+** Sorts the nVal members of an IN list at aVal in place into the order of
+** the comparison (NULL < numbers < text < blob; numbers exactly, as
+** sqlite3IntFloatCompare; text and blob by memcmp, then the shorter first),
+** drops the members that never match (NULL, NaN) and all but one of equal
+** members (5 and 5.0 are equal). Returns the number of members kept, at
+** the start of aVal. The bytes the members point to are not moved.
+*/
+int colvecFilterInSort(ColvecScalar *aVal, int nVal);
+
+/*
+** Returns 1 when *pVal equals a member of aVal[0..nVal), a list in
+** colvecFilterInSort order, and 0 otherwise (always 0 for NULL or NaN):
+** a binary search, log2(nVal) comparisons.
+*/
+int colvecFilterInHas(const ColvecScalar *aVal, int nVal,
+                      const ColvecScalar *pVal);
 
 /* Returns the number of bits set among the first nRow bits of aBits. */
 int64_t colvecBitmapCount(const uint8_t *aBits, int64_t nRow);

@@ -442,33 +442,11 @@ static inline int layoutSegCell(const ColvecConfig *pC, ColvecSegHandle *h,
   const ColvecColumnView *v;
   int rc = layoutView(pC, h, iCol, &v, pzErr);
   if (rc != SQLITE_OK) return rc;
-  if (v->aNull && (v->aNull[iRow >> 3] >> (iRow & 7)) & 1) {
-    pOut->eType = COLVEC_TYPE_NULL;
-    return SQLITE_OK;
-  }
-  switch (v->eStore) {
-  case COLVEC_STORE_INT64:
-    pOut->eType = COLVEC_TYPE_INTEGER;
-    pOut->i = v->aInt[iRow];
-    break;
-  case COLVEC_STORE_DOUBLE:
-    pOut->eType = COLVEC_TYPE_FLOAT;
-    pOut->r = v->aReal[iRow];
-    break;
-  default: {
-    int64_t a = v->aOff[iRow], b = v->aOff[iRow + 1];
-    if (a < 0 || b < a || b > v->nByte) {
-      *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: bad "
-                               "offsets in column %s",
-                               (long long)h->iSegid, pC->zName, pCol->zName);
-      return COLVEC_CORRUPT_VTAB;
-    }
-    pOut->eType =
-        v->eStore == COLVEC_STORE_TEXT ? COLVEC_TYPE_TEXT : COLVEC_TYPE_BLOB;
-    pOut->z = v->aByte ? v->aByte + a : NULL;
-    pOut->n = (int)(b - a);
-    break;
-  }
+  if (colvecFilterRowValue(v, iRow, pOut) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: bad "
+                             "offsets in column %s",
+                             (long long)h->iSegid, pC->zName, pCol->zName);
+    return COLVEC_CORRUPT_VTAB;
   }
   return SQLITE_OK;
 }

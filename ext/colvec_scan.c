@@ -11,8 +11,6 @@
 
 #include <string.h>
 
-/* Most values of an IN list evaluated in one call. */
-
 /*
 ** SQL deciding one LIKE or GLOB as the query's WHERE clause does, indexed
 ** by COLVEC_MATCH_GLOB: ?1 is the pattern, ?2 the column value. SQLite
@@ -292,6 +290,114 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
 }
 
 /*
+** Reads every value of IN list pArg (sqlite3_vtab_in_first/next) into
+** *paVal, with column affinity eAffinity (scanScalar), their bytes
+** copied into *pazCopy, *pnVal entries of both (sqlite3_free each copy and
+** both arrays, also after an error); then sorts the values for
+** colvecFilterEval and colvecFilterInHas and sets *pnEval to the number
+** of distinct members kept (colvecFilterInSort). Returns SQLITE_OK,
+** SQLITE_NOMEM, an error of the list, or SCAN_KEEP_ALL as scanScalar.
+*/
+static int scanInCollect(sqlite3_value *pArg, int eAffinity,
+                         ColvecScalar **paVal, char ***pazCopy, int *pnVal,
+                         int *pnEval) {
+  /* every value of the list, on the heap (not on SQLite's stack) */
+  sqlite3_value *pVal = NULL;
+  ColvecScalar *aVal = NULL;
+  char **azCopy = NULL;
+  int nAlloc = 0, nVal = 0, rc;
+  for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
+       rc = sqlite3_vtab_in_next(pArg, &pVal)) {
+    if (nVal == nAlloc) {
+      int nNew = nAlloc ? nAlloc * 2 : 64;
+      ColvecScalar *aNew =
+          sqlite3_realloc64(aVal, sizeof(ColvecScalar) * (sqlite3_uint64)nNew);
+      char **azNew =
+          aNew
+              ? sqlite3_realloc64(azCopy, sizeof(char *) * (sqlite3_uint64)nNew)
+              : NULL;
+      if (aNew) aVal = aNew;
+      if (azNew) azCopy = azNew;
+      if (aNew == NULL || azNew == NULL) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      nAlloc = nNew;
+    }
+    rc = scanScalar(pVal, eAffinity, &aVal[nVal], &azCopy[nVal]);
+    nVal++;
+    if (rc != SQLITE_OK) break; /* keep the error, not the next value */
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK; /* the end of the list */
+  *paVal = aVal;
+  *pazCopy = azCopy;
+  *pnVal = nVal;
+  *pnEval = rc == SQLITE_OK ? colvecFilterInSort(aVal, nVal) : 0;
+  return rc;
+}
+
+/* Reads an IN list for the delta; see colvecInt.h. */
+int colvecScanInOpen(const ColvecConfig *pC, int iCol, sqlite3_value *pArg,
+                     ColvecScanIn *p) {
+  int eAffinity = COLVEC_ATTR_INTEGER, rc;
+  memset(p, 0, sizeof(*p));
+  p->iCol = iCol;
+  if (iCol != COLVEC_PLAN_ROWID) {
+    if (iCol < 0 || iCol >= pC->nCol) return SQLITE_ERROR;
+    if (pC->aCol[iCol].bVector) {
+      p->bAll = 1; /* SQLite checks these */
+      return SQLITE_OK;
+    }
+    eAffinity = pC->aCol[iCol].eAttr;
+  }
+  rc =
+      scanInCollect(pArg, eAffinity, &p->aVal, &p->azCopy, &p->nCopy, &p->nVal);
+  if (rc == SCAN_KEEP_ALL) {
+    p->bAll = 1;
+    rc = SQLITE_OK;
+  }
+  return rc;
+}
+
+/* Tests a delta row's value against an IN list; see colvecInt.h. */
+int colvecScanInTest(const ColvecScanIn *p, sqlite3_value *pCell) {
+  ColvecScalar v;
+  int eType = sqlite3_value_type(pCell);
+  if (p->bAll) return 1;
+  memset(&v, 0, sizeof(v));
+  switch (eType) {
+  case SQLITE_INTEGER:
+    v.eType = COLVEC_TYPE_INTEGER;
+    v.i = sqlite3_value_int64(pCell);
+    break;
+  case SQLITE_FLOAT:
+    v.eType = COLVEC_TYPE_FLOAT;
+    v.r = sqlite3_value_double(pCell);
+    break;
+  case SQLITE_TEXT:
+  case SQLITE_BLOB: /* the bytes as stored (text: UTF-8) */
+    v.eType = eType == SQLITE_TEXT ? COLVEC_TYPE_TEXT : COLVEC_TYPE_BLOB;
+    v.z = eType == SQLITE_TEXT ? sqlite3_value_text(pCell)
+                               : (const uint8_t *)sqlite3_value_blob(pCell);
+    v.n = v.z ? sqlite3_value_bytes(pCell) : 0;
+    break;
+  default:
+    return 0; /* NULL is in no list */
+  }
+  return colvecFilterInHas(p->aVal, p->nVal, &v);
+}
+
+/* Frees an IN list read by colvecScanInOpen; see colvecInt.h. */
+void colvecScanInClose(ColvecScanIn *p) {
+  int i;
+  for (i = 0; i < p->nCopy; i++)
+    sqlite3_free(p->azCopy[i]);
+  sqlite3_free(p->azCopy);
+  sqlite3_free(p->aVal);
+  memset(p, 0, sizeof(*p));
+}
+
+/*
 ** Evaluates one filter argument (operator eOp on column iCol, value pArg)
 ** over segment h, ANDing into aBits. An IN list (of any length) holding a
 ** number compared with a text column leaves aBits alone
@@ -315,6 +421,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   ScanMatch match;           /* LIKE/GLOB: SQLite decides */
   int bMatch = eOp == COLVEC_OP_LIKE || eOp == COLVEC_OP_GLOB;
   int nVal = 0, i, rc = SQLITE_OK, eAffinity;
+  int nEval = 1; /* values evaluated: an IN list's distinct members */
 
   memset(&match, 0, sizeof(match));
   if (iCol == COLVEC_PLAN_ROWID) {
@@ -332,33 +439,9 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     eAffinity = pC->aCol[iCol].eAttr;
   }
   if (eOp == COLVEC_OP_IN) {
-    /* every value of the list, on the heap (not on SQLite's stack) */
-    sqlite3_value *pVal = NULL;
-    int nAlloc = 0;
     aVal = NULL;
     azCopy = NULL;
-    for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
-         rc = sqlite3_vtab_in_next(pArg, &pVal)) {
-      if (nVal == nAlloc) {
-        int nNew = nAlloc ? nAlloc * 2 : 64;
-        ColvecScalar *aNew = sqlite3_realloc64(aVal, sizeof(ColvecScalar) *
-                                                         (sqlite3_uint64)nNew);
-        char **azNew = aNew ? sqlite3_realloc64(
-                                  azCopy, sizeof(char *) * (sqlite3_uint64)nNew)
-                            : NULL;
-        if (aNew) aVal = aNew;
-        if (azNew) azCopy = azNew;
-        if (aNew == NULL || azNew == NULL) {
-          rc = SQLITE_NOMEM;
-          break;
-        }
-        nAlloc = nNew;
-      }
-      rc = scanScalar(pVal, eAffinity, &aVal[nVal], &azCopy[nVal]);
-      nVal++;
-      if (rc != SQLITE_OK) break; /* keep the error, not the next value */
-    }
-    if (rc == SQLITE_DONE) rc = SQLITE_OK; /* the end of the list */
+    rc = scanInCollect(pArg, eAffinity, &aVal, &azCopy, &nVal, &nEval);
   } else if (eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL) {
     aVal[0].eType = COLVEC_TYPE_NULL;
     nVal = 1;
@@ -409,7 +492,7 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   }
   if (rc == SQLITE_OK) {
     /* an IN list passes its nVal (maybe 0) members; others read aVal[0] */
-    int rcEval = colvecFilterEval(pView, eOp, aVal, nVal,
+    int rcEval = colvecFilterEval(pView, eOp, aVal, nEval,
                                   bMatch ? scanMatch : NULL, &match, aBits);
     if (rcEval == COLVEC_FILTER_ABORT) {
       rc = match.rc;

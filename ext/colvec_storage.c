@@ -674,19 +674,54 @@ static int storageFilterSkipped(const ColvecConfig *pC,
          sqlite3_value_type(pVal) == SQLITE_FLOAT;
 }
 
+/* Most values of one IN list bound into the delta query; a longer list is
+** evaluated outside SQL (colvecStorageInBound). */
+#define STORAGE_IN_BIND_MAX 64
+
+/* Decides whether an IN list is bound; see colvecInt.h. */
+int colvecStorageInBound(ColvecStorage *p, const ColvecPlan *pPlan,
+                         sqlite3_value **argv, int iArg) {
+  sqlite3_value *pVal = NULL;
+  int nVar = sqlite3_limit(p->db, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
+  int nIn = 0, nMax, n = 0, i, rc;
+  for (i = 0; i < pPlan->nArg; i++) {
+    if (pPlan->aArg[i].eOp == COLVEC_OP_IN) nIn++;
+  }
+  /* every other argument binds at most one value; the lists share the
+  ** rest of the limit */
+  nMax = nIn > 0 ? (nVar - pPlan->nArg) / nIn : 0;
+  if (nMax > STORAGE_IN_BIND_MAX) nMax = STORAGE_IN_BIND_MAX;
+  for (rc = sqlite3_vtab_in_first(argv[iArg], &pVal); rc == SQLITE_OK && pVal;
+       rc = sqlite3_vtab_in_next(argv[iArg], &pVal)) {
+    if (++n > nMax) return 0;
+  }
+  return 1; /* short, or an error that binding it reports */
+}
+
+/* Returns 1 when filter argument iArg of pPlan is left out of the delta
+** query: storageFilterSkipped, or an IN list colvecStorageInBound leaves
+** out. */
+static int storageFilterLeftOut(ColvecStorage *p, const ColvecPlan *pPlan,
+                                sqlite3_value **argv, int iArg) {
+  const ColvecPlanArg *pArg = &pPlan->aArg[iArg];
+  if (storageFilterSkipped(p->pConfig, pArg, argv[iArg])) return 1;
+  return pArg->eOp == COLVEC_OP_IN &&
+         !colvecStorageInBound(p, pPlan, argv, iArg);
+}
+
 /*
 ** Appends the WHERE clause for the plan's filter arguments to pStr, and
 ** binds nothing yet: values are bound in the same order by
 ** storageBindFilters. Returns SQLITE_OK or an error (a malformed IN list).
 */
-static int storageAppendFilters(sqlite3_str *pStr, const ColvecConfig *pC,
+static int storageAppendFilters(sqlite3_str *pStr, ColvecStorage *p,
                                 const ColvecPlan *pPlan, sqlite3_value **argv) {
   int i, bFirst = 1;
   for (i = 0; i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     char zCol[24];
     if (pArg->eOp < COLVEC_OP_EQ) continue;
-    if (storageFilterSkipped(pC, pArg, argv[i])) continue;
+    if (storageFilterLeftOut(p, pPlan, argv, i)) continue;
     if (pArg->iCol == COLVEC_PLAN_ROWID) {
       memcpy(zCol, "rowid", 6);
     } else {
@@ -716,14 +751,14 @@ static int storageAppendFilters(sqlite3_str *pStr, const ColvecConfig *pC,
 
 /* Binds the filter values of the plan to pStmt, in storageAppendFilters'
 ** order. Returns SQLITE_OK or an error. */
-static int storageBindFilters(sqlite3_stmt *pStmt, const ColvecConfig *pC,
+static int storageBindFilters(sqlite3_stmt *pStmt, ColvecStorage *p,
                               const ColvecPlan *pPlan, sqlite3_value **argv) {
   int i, iBind = 1, rc = SQLITE_OK;
   for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     if (pArg->eOp < COLVEC_OP_EQ || pArg->eOp == COLVEC_OP_ISNULL ||
         pArg->eOp == COLVEC_OP_NOTNULL ||
-        storageFilterSkipped(pC, pArg, argv[i])) {
+        storageFilterLeftOut(p, pPlan, argv, i)) {
       continue;
     }
     if (pArg->eOp == COLVEC_OP_IN) {
@@ -762,7 +797,7 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   if (bOneRow) {
     sqlite3_str_appendall(pStr, " WHERE rowid=?1");
   } else if (pPlan) {
-    rc = storageAppendFilters(pStr, p->pConfig, pPlan, argv);
+    rc = storageAppendFilters(pStr, p, pPlan, argv);
   }
   zSql = sqlite3_str_finish(pStr);
   if (zSql == NULL) return SQLITE_NOMEM;
@@ -771,7 +806,7 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   }
   sqlite3_free(zSql);
   if (rc == SQLITE_OK && pPlan && !bOneRow) {
-    rc = storageBindFilters(*ppStmt, p->pConfig, pPlan, argv);
+    rc = storageBindFilters(*ppStmt, p, pPlan, argv);
   }
   if (rc != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
