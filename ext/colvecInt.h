@@ -826,7 +826,9 @@ int colvecIndexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
 ** the graph (segments of COLVEC_INDEX_MIN_ROWS rows or more, unless
 ** index=none; int8 and bit columns are traversed on their own vectors).
 ** pTick is asked throughout. Returns SQLITE_OK or an error with *pzErr set
-** (SQLITE_INTERRUPT when interrupted).
+** (SQLITE_INTERRUPT when interrupted), except a failed write of pW:
+** COLVEC_IOERR with *pzErr unset, the writer's message and errno telling
+** what happened (colvecSegWriterErrmsg, colvecSegWriterErrno).
 */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                      const ColvecConfig *pC, int iCol, const void *aVec,

@@ -118,7 +118,9 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   colvecQuantFree(pQuant);
   sqlite3_free(aBuf);
   if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
-  if (rc != COLVEC_OK && *pzErr == NULL) {
+  /* a failed write keeps the writer's message (the file, the disk full),
+  ** which the caller reports */
+  if (rc != COLVEC_OK && rc != COLVEC_IOERR && *pzErr == NULL) {
     *pzErr = sqlite3_mprintf("colvec: building the index of %s failed (%s)",
                              pCol->zName,
                              rc == COLVEC_NOMEM ? "out of memory" : "error");

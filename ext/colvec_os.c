@@ -88,8 +88,18 @@ void colvecErrSet(ColvecErr *pErr, int iErrno, const char *zFmt, ...) {
     n = 0;
   }
   if (iErrno != 0 && n < (int)sizeof(pErr->zMsg) - 1) {
-    snprintf(pErr->zMsg + n, sizeof(pErr->zMsg) - (size_t)n, ": %s",
-             strerror(iErrno));
+    /* a full disk is said in words, whatever strerror() calls it */
+    const char *zWhat = iErrno == ENOSPC ? "the disk is full" : NULL;
+#ifdef EDQUOT
+    if (iErrno == EDQUOT) zWhat = "the disk is full (quota exceeded)";
+#endif
+    if (zWhat) {
+      snprintf(pErr->zMsg + n, sizeof(pErr->zMsg) - (size_t)n, ": %s (%s)",
+               zWhat, strerror(iErrno));
+    } else {
+      snprintf(pErr->zMsg + n, sizeof(pErr->zMsg) - (size_t)n, ": %s",
+               strerror(iErrno));
+    }
   }
 }
 

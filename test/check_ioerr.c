@@ -22,7 +22,8 @@
 **     SQLITE_CORRUPT, SQLITE_INTERNAL and SQLITE_MISUSE failures) whose
 **     message starts with "colvec: " (only colvec's calls fail, so every
 **     such error comes from colvec), and only when a fault was injected;
-**     a write that finds the disk full gives SQLITE_FULL;
+**     a write that finds the disk full gives SQLITE_FULL, with a message
+**     that says the disk is full and names the file;
 **   - a step that succeeds although a fault fired is a note ("ignored":
 **     cleanup of files nothing needs, closing a file only read);
 **   - the fault fires at all (else the calls differ from the reference);
@@ -286,6 +287,13 @@ static void ioChild(const IoKind *pKind, const IoRef *pRef, int eJournal,
               "E N=%ld step %d (%s): a full disk gave rc=%d, not "
               "SQLITE_FULL: %s",
               N, iFail, faultStepName(iFail), rcFail, zFail);
+    } else if (pKind->eOp == COLVEC_OSOP_WRITE && pKind->iErrno == ENOSPC &&
+               (strstr(zFail, "the disk is full") == NULL ||
+                strstr(zFail, ".seg") == NULL)) {
+      testSay(fd,
+              "E N=%ld step %d (%s): a full disk's message does not say "
+              "so or does not name the file: %s",
+              N, iFail, faultStepName(iFail), zFail);
     } else if (!ioCodeOk(rcFail)) {
       testSay(fd, "N N=%ld step %d (%s) failed with rc=%d, not an I/O code: %s",
               N, iFail, faultStepName(iFail), rcFail, zFail);
@@ -638,6 +646,77 @@ END_TEST
 START_TEST(test_ioerr_wal) { ioLoop(FAULT_JOURNAL_WAL); }
 END_TEST
 
+/*
+** A full disk while a segment large enough to be written in several pieces
+** is written, at each write call in turn (and every later one): vectors,
+** then the index (quantized codes, graph), then the file's end. The
+** statement fails with SQLITE_FULL and a message that says the disk is
+** full and names the segment file, wherever the write was (the index build
+** once replaced it with "building the index of e failed (error)"); the
+** table is unchanged and integrity-check passes.
+*/
+START_TEST(test_ioerr_full_index) {
+  enum { N_ROW = 4000, N_DIM = 128 };
+  float *aVec = malloc(sizeof(float) * N_DIM);
+  long N;
+  int nIndex = 0; /* failures after the vectors were written */
+  ck_assert_ptr_nonnull(aVec);
+  for (N = 0;; N++) {
+    FaultDb f;
+    sqlite3_stmt *pStmt = NULL;
+    int rc, i, j, nFired;
+    char zMsg[1024];
+    ck_assert_int_eq(
+        faultDbOpen(&f, NULL, FAULT_JOURNAL_DELETE, FAULT_ACCESS_MMAP),
+        SQLITE_OK);
+    ck_assert_int_eq(faultExec(&f, "CREATE VIRTUAL TABLE big USING colvec("
+                                   "e float[128], delta_rows=100)"),
+                     SQLITE_OK);
+    ck_assert_int_eq(faultExec(&f, "BEGIN"), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(f.db, "INSERT INTO big(rowid, e) VALUES (?, ?)", -1,
+                           &pStmt, NULL),
+        SQLITE_OK);
+    for (i = 0; i < N_ROW; i++) {
+      for (j = 0; j < N_DIM; j++)
+        aVec[j] = (float)((i * 31 + j * 17) % 101) * 0.25f;
+      sqlite3_bind_int(pStmt, 1, i + 1);
+      sqlite3_bind_blob(pStmt, 2, aVec, (int)sizeof(float) * N_DIM,
+                        SQLITE_TRANSIENT);
+      ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_DONE);
+      sqlite3_reset(pStmt);
+    }
+    sqlite3_finalize(pStmt);
+    faultInjectStart(COLVEC_OSOP_WRITE, N, ENOSPC, 1, 100);
+    rc = sqlite3_exec(f.db, "COMMIT", NULL, NULL, NULL);
+    snprintf(zMsg, sizeof(zMsg), "%s", sqlite3_errmsg(f.db));
+    nFired = faultInjectStop();
+    if (nFired == 0) {
+      ck_assert_int_eq(rc, SQLITE_OK);
+      faultDbClose(&f);
+      faultDbRemove(&f);
+      break;
+    }
+    ck_assert_msg(rc == SQLITE_FULL, "N=%ld: rc=%d %s", N, rc, zMsg);
+    ck_assert_msg(strncmp(zMsg, "colvec: ", 8) == 0 &&
+                      strstr(zMsg, "the disk is full") &&
+                      strstr(zMsg, "000001.seg"),
+                  "N=%ld: %s", N, zMsg);
+    if (N >= 2) nIndex++;
+    sqlite3_exec(f.db, "ROLLBACK", NULL, NULL, NULL);
+    ck_assert_int_eq(faultExec(&f, "SELECT 1 FROM big"), SQLITE_OK);
+    ck_assert_int_eq(faultExec(&f, "INSERT INTO big(big) "
+                                   "VALUES ('integrity-check')"),
+                     SQLITE_OK);
+    faultDbClose(&f);
+    faultDbRemove(&f);
+  }
+  ck_assert_int_ge(N, 3); /* vectors in two pieces, then the index */
+  ck_assert_int_ge(nIndex, 1);
+  free(aVec);
+}
+END_TEST
+
 /* Adds test tf to suite s as its own test case zName (CK_RUN_CASE). */
 static void ioAddCase(Suite *s, const char *zName, const TTest *tf) {
   TCase *tc = tcase_create(zName);
@@ -653,6 +732,7 @@ int main(void) {
   int nFailed;
   ioAddCase(s, "delete", test_ioerr_delete);
   ioAddCase(s, "wal", test_ioerr_wal);
+  ioAddCase(s, "full", test_ioerr_full_index);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   nFailed = srunner_ntests_failed(sr);
