@@ -19,29 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "testcheck.h"
+
 #define APP_DIM 8    /* dimensions of the vectors */
 #define APP_ROWS 500 /* rows inserted */
 #define APP_K 10     /* neighbours asked for */
-
-static int nCheck = 0; /* checks run */
-static int nFail = 0;  /* checks failed */
-
-/* Records one check: prints "ok NAME" or "FAIL NAME: DETAIL". */
-static void appCheck(int bOk, const char *zName, const char *zDetail) {
-  nCheck++;
-  if (bOk) {
-    printf("ok %s\n", zName);
-  } else {
-    nFail++;
-    printf("FAIL %s: %s\n", zName, zDetail ? zDetail : "");
-  }
-}
-
-/* Deterministic pseudo-random float in [-1, 1) from state *pSeed. */
-static float appRand(unsigned int *pSeed) {
-  *pSeed = *pSeed * 1103515245u + 12345u;
-  return (float)((*pSeed >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
 
 /* Runs sql on db; returns SQLITE_OK or prints the error. */
 static int appExec(sqlite3 *db, const char *zSql) {
@@ -102,7 +84,7 @@ static void appQueries(sqlite3 *db, float (*aVec)[APP_DIM], const int *abLive,
                           "AND k = 10",
                           -1, &pStmt, NULL);
   snprintf(zName, sizeof(zName), "%s.prepare", zWhat);
-  appCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
+  testCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
   if (rc != SQLITE_OK) return;
   for (iq = 0; iq < 10; iq++) {
     float q[APP_DIM];
@@ -110,7 +92,7 @@ static void appQueries(sqlite3 *db, float (*aVec)[APP_DIM], const int *abLive,
     int i, n = 0, bOk = 1;
     char zDetail[200] = "";
     for (i = 0; i < APP_DIM; i++)
-      q[i] = appRand(&seed);
+      q[i] = testRand(&seed);
     appRefKnn(aVec, abLive, q, aRef);
     sqlite3_bind_blob(pStmt, 1, q, (int)sizeof(q), SQLITE_TRANSIENT);
     while (sqlite3_step(pStmt) == SQLITE_ROW) {
@@ -137,7 +119,7 @@ static void appQueries(sqlite3 *db, float (*aVec)[APP_DIM], const int *abLive,
       bOk = 0;
     }
     snprintf(zName, sizeof(zName), "%s.q%d", zWhat, iq);
-    appCheck(bOk, zName, zDetail);
+    testCheck(bOk, zName, zDetail);
   }
   sqlite3_finalize(pStmt);
 }
@@ -171,11 +153,11 @@ static void appSession(const char *zPath, const char *zWhat) {
   for (i = 0; i < APP_ROWS; i++) {
     abLive[i] = 1;
     for (j = 0; j < APP_DIM; j++)
-      aVec[i][j] = appRand(&seed);
+      aVec[i][j] = testRand(&seed);
   }
   rc = sqlite3_open(zPath, &db);
   snprintf(zName, sizeof(zName), "%s.open", zWhat);
-  appCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
+  testCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
   snprintf(zName, sizeof(zName), "%s.version", zWhat);
   {
     sqlite3_stmt *p = NULL;
@@ -185,7 +167,7 @@ static void appSession(const char *zPath, const char *zWhat) {
         sqlite3_step(p) == SQLITE_ROW &&
         strcmp((const char *)sqlite3_column_text(p, 0), COLVEC_VERSION) == 0;
     sqlite3_finalize(p);
-    appCheck(bOk, zName, "colvec_version() is not COLVEC_VERSION");
+    testCheck(bOk, zName, "colvec_version() is not COLVEC_VERSION");
   }
   rc = appExec(db, "CREATE VIRTUAL TABLE t USING colvec(e float[8], "
                    "tag text, delta_rows=100)");
@@ -205,10 +187,10 @@ static void appSession(const char *zPath, const char *zWhat) {
   sqlite3_finalize(pIns);
   if (rc == SQLITE_OK) rc = appExec(db, "COMMIT");
   snprintf(zName, sizeof(zName), "%s.insert", zWhat);
-  appCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
+  testCheck(rc == SQLITE_OK, zName, sqlite3_errmsg(db));
   snprintf(zName, sizeof(zName), "%s.segments", zWhat);
-  appCheck(appInt(db, "SELECT count(*) FROM t_manifest") >= 1, zName,
-           "expected the rows to be in a segment");
+  testCheck(appInt(db, "SELECT count(*) FROM t_manifest") >= 1, zName,
+            "expected the rows to be in a segment");
   appQueries(db, aVec, abLive, zWhat);
 
   for (i = 0; i < APP_ROWS; i += 3)
@@ -218,8 +200,8 @@ static void appSession(const char *zPath, const char *zWhat) {
     rc = appExec(db, "INSERT INTO t(t) VALUES ('integrity-check')");
   }
   snprintf(zName, sizeof(zName), "%s.delete", zWhat);
-  appCheck(rc == SQLITE_OK && appInt(db, "SELECT count(*) FROM t") == 333,
-           zName, sqlite3_errmsg(db));
+  testCheck(rc == SQLITE_OK && appInt(db, "SELECT count(*) FROM t") == 333,
+            zName, sqlite3_errmsg(db));
   snprintf(zName, sizeof(zName), "%s.after-delete", zWhat);
   appQueries(db, aVec, abLive, zName);
 
@@ -231,7 +213,7 @@ static void appSession(const char *zPath, const char *zWhat) {
     appQueries(db, aVec, abLive, zName);
   }
   snprintf(zName, sizeof(zName), "%s.close", zWhat);
-  appCheck(sqlite3_close(db) == SQLITE_OK, zName, "sqlite3_close failed");
+  testCheck(sqlite3_close(db) == SQLITE_OK, zName, "sqlite3_close failed");
 }
 
 int main(int argc, char **argv) {
@@ -240,10 +222,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s DBPATH SQLITE_VERSION\n", argv[0]);
     return 2;
   }
-  appCheck(strcmp(sqlite3_libversion(), argv[2]) == 0, "sqlite-version",
-           sqlite3_libversion());
+  testCheck(strcmp(sqlite3_libversion(), argv[2]) == 0, "sqlite-version",
+            sqlite3_libversion());
   rc = sqlite3_auto_extension((void (*)(void))sqlite3_colvec_init);
-  appCheck(rc == SQLITE_OK, "auto-extension", sqlite3_errstr(rc));
+  testCheck(rc == SQLITE_OK, "auto-extension", sqlite3_errstr(rc));
   remove(argv[1]);
   appSession(argv[1], "file");
   appSession(":memory:", "memory");

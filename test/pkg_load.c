@@ -20,28 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "testcheck.h"
+
 #define LOAD_DIM 8     /* dimensions of the vectors */
 #define LOAD_ROWS 3000 /* rows inserted */
-
-static int nCheck = 0; /* checks run */
-static int nFail = 0;  /* checks failed */
-
-/* Records one check: prints "ok NAME" or "FAIL NAME: DETAIL". */
-static void loadCheck(int bOk, const char *zName, const char *zDetail) {
-  nCheck++;
-  if (bOk) {
-    printf("ok %s\n", zName);
-  } else {
-    nFail++;
-    printf("FAIL %s: %s\n", zName, zDetail ? zDetail : "");
-  }
-}
-
-/* Deterministic pseudo-random float in [-1, 1) from state *pSeed. */
-static float loadRand(unsigned *pSeed) {
-  *pSeed = *pSeed * 1103515245u + 12345u;
-  return (float)((*pSeed >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
 
 /* Runs SQL z that returns one value; returns it as an integer (0 when the
 ** statement fails or returns nothing), and its text in zOut (nOut bytes). */
@@ -78,24 +60,24 @@ int main(int argc, char **argv) {
   if (sqlite3_open(":memory:", &db) != SQLITE_OK) return 1;
   sqlite3_enable_load_extension(db, 1);
   rc = sqlite3_load_extension(db, argv[1], 0, &zErr);
-  loadCheck(rc == SQLITE_OK, "load", zErr);
+  testCheck(rc == SQLITE_OK, "load", zErr);
   sqlite3_free(zErr);
   if (rc != SQLITE_OK) goto done;
   loadOne(db, "SELECT colvec_version()", zBuf, sizeof(zBuf));
-  loadCheck(strcmp(zBuf, argv[2]) == 0, "colvec_version", zBuf);
+  testCheck(strcmp(zBuf, argv[2]) == 0, "colvec_version", zBuf);
 
   rc = sqlite3_exec(db,
                     "CREATE VIRTUAL TABLE t USING colvec(e float[8], c integer,"
                     " delta_rows=1000); BEGIN",
                     0, 0, &zErr);
-  loadCheck(rc == SQLITE_OK, "create", zErr);
+  testCheck(rc == SQLITE_OK, "create", zErr);
   sqlite3_free(zErr);
   zErr = 0;
   sqlite3_prepare_v2(db, "INSERT INTO t(rowid, e, c) VALUES (?, ?, ?)", -1,
                      &pIns, 0);
   for (i = 1; i <= LOAD_ROWS && pIns; i++) {
     for (d = 0; d < LOAD_DIM; d++)
-      aVec[d] = loadRand(&seed);
+      aVec[d] = testRand(&seed);
     sqlite3_bind_int(pIns, 1, i);
     sqlite3_bind_blob(pIns, 2, aVec, (int)sizeof(aVec), SQLITE_TRANSIENT);
     sqlite3_bind_int(pIns, 3, i % 10);
@@ -103,9 +85,9 @@ int main(int argc, char **argv) {
     sqlite3_reset(pIns);
   }
   sqlite3_finalize(pIns);
-  loadCheck(i > LOAD_ROWS, "insert", sqlite3_errmsg(db));
+  testCheck(i > LOAD_ROWS, "insert", sqlite3_errmsg(db));
   rc = sqlite3_exec(db, "COMMIT", 0, 0, &zErr);
-  loadCheck(rc == SQLITE_OK, "commit", zErr);
+  testCheck(rc == SQLITE_OK, "commit", zErr);
   sqlite3_free(zErr);
 
   for (i = 1; i <= LOAD_ROWS; i += LOAD_ROWS / 20) {
@@ -116,7 +98,7 @@ int main(int argc, char **argv) {
     if (loadOne(db, zBuf, 0, 0) == i) nSelf++;
   }
   snprintf(zBuf, sizeof(zBuf), "%d of 20 found themselves", nSelf);
-  loadCheck(nSelf == 20, "knn-self", zBuf);
+  testCheck(nSelf == 20, "knn-self", zBuf);
   nBad = (int)loadOne(db,
                       "SELECT count(*) FROM (SELECT c FROM t WHERE e MATCH"
                       " (SELECT e FROM t WHERE rowid = 7) AND k = 10"
@@ -126,10 +108,10 @@ int main(int argc, char **argv) {
                       "SELECT 10 - count(*) FROM t WHERE e MATCH (SELECT e"
                       " FROM t WHERE rowid = 7) AND k = 10 AND c = 3",
                       0, 0);
-  loadCheck(nBad == 0, "knn-filter", "wrong row count");
+  testCheck(nBad == 0, "knn-filter", "wrong row count");
   rc = sqlite3_exec(db, "INSERT INTO t(t) VALUES ('integrity-check')", 0, 0,
                     &zErr);
-  loadCheck(rc == SQLITE_OK, "integrity-check", zErr);
+  testCheck(rc == SQLITE_OK, "integrity-check", zErr);
   sqlite3_free(zErr);
 done:
   sqlite3_close(db);

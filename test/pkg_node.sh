@@ -24,17 +24,12 @@ shared=$base/colvec-node
 preload=${LD_PRELOAD:-}
 unset LD_PRELOAD
 
-skip_or_fail() {
-  case ${CI:-} in
-    true | 1) echo "FAIL: $*"; exit 1 ;;
-  esac
-  echo "SKIP: $*"
-  exit 77
-}
+prog=pkg_node hint="tool/install-deps.sh"
+. "$top/tool/lib.sh" # missing: a skip, or a failure under CI=true
 fail() { echo "FAIL: $*"; exit 1; }
 
-command -v node >/dev/null 2>&1 || skip_or_fail "node not found"
-command -v npm >/dev/null 2>&1 || skip_or_fail "npm not found"
+command -v node >/dev/null 2>&1 || missing "node not found"
+command -v npm >/dev/null 2>&1 || missing "npm not found"
 [ -f "$ext" ] || { echo "ERROR: extension $ext not found (set COLVEC_EXT)"; exit 99; }
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64) plat=linux-x64 ;;
@@ -53,8 +48,8 @@ flock 9
 if ! loaded; then
   echo "installing better-sqlite3@12 into $shared"
   npm install --prefix "$shared" --no-audit --no-fund better-sqlite3@12 \
-    >"$shared/npm-install.log" 2>&1 || skip_or_fail "npm install better-sqlite3@12 failed"
-  loaded || skip_or_fail "better-sqlite3 installed but does not load"
+    >"$shared/npm-install.log" 2>&1 || missing "npm install better-sqlite3@12 failed"
+  loaded || missing "better-sqlite3 installed but does not load"
 fi
 flock -u 9
 

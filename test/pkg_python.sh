@@ -19,18 +19,13 @@ py=/usr/bin/python3
 preload=${LD_PRELOAD:-}
 unset LD_PRELOAD
 
-missing() {
-  case ${CI:-} in
-    true | 1) echo "FAIL: $*"; exit 1 ;;
-  esac
-  echo "SKIP: $* (tool/install-deps.sh installs it)"
-  exit 77
-}
+prog=pkg_python hint="tool/install-deps.sh"
+. "$top/tool/lib.sh" # missing: a skip, or a failure under CI=true
 fail() { echo "FAIL: $*"; exit 1; }
 
 [ -x "$py" ] || missing "no $py"
-"$py" -c 'import venv, ensurepip' 2>/dev/null || missing "python3-venv"
-"$py" -m wheel version >/dev/null 2>&1 || missing "python3-wheel"
+"$py" -c 'import venv, ensurepip' 2>/dev/null || missing "python3-venv is not installed"
+"$py" -m wheel version >/dev/null 2>&1 || missing "python3-wheel is not installed"
 [ -f "$ext" ] || { echo "ERROR: extension $ext not found (set COLVEC_EXT)"; exit 99; }
 
 rm -rf "$work"

@@ -63,13 +63,12 @@ hint="tool/install-deps.sh --wasm"
 command -v "$emcc" >/dev/null 2>&1 || missing "$emcc not found (Debian package emscripten)"
 command -v node >/dev/null 2>&1 || missing "node not found"
 [ -d /usr/share/nodejs/acorn ] && export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
-sqlitesrc=$out/sqlite
-sqlite_source "$sqlitesrc"
 
 # The sources, from the Makefile (what the Linux build compiles), and the
 # amalgamation colvec.c.
 build_sources "$builddir"
-make -s -C "$builddir" amalgamation || { say "make amalgamation failed"; exit 1; }
+wasm_objects "$builddir" || exit 1
+sqlitesrc=$wasm_sqlite
 
 mkdir -p "$out/obj" "$out/tmp" || exit 1
 echo "check-wasm: $("$emcc" --version 2>/dev/null | sed -n 1p), node $(node --version)"
@@ -118,20 +117,10 @@ for f in $module; do
   compile "$top/$f" "$o" $cflags -DSQLITE_CORE -I"$sqlitesrc" || exit 1
   objs+=("$o")
 done
-if [ ! -f "$out/obj/sqlite3.o" ] || [ "$sqlitesrc/sqlite3.c" -nt "$out/obj/sqlite3.o" ]; then
-  say "compiling SQLite $(sqlite_header_version "$sqlitesrc/sqlite3.h") to wasm (once; a few minutes)"
-  nice -n 10 "$emcc" -O2 -w -DSQLITE_THREADSAFE=0 -DSQLITE_ENABLE_MATH_FUNCTIONS \
-    -DSQLITE_OMIT_LOAD_EXTENSION -c "$sqlitesrc/sqlite3.c" -o "$out/obj/sqlite3.o.tmp" \
-    && mv "$out/obj/sqlite3.o.tmp" "$out/obj/sqlite3.o" \
-    || { say "compiling sqlite3.c failed"; exit 1; }
-fi
 # shellcheck disable=SC2086
 compile "$top/test/sql_session.c" "$out/obj/sql_session.o" $cflags -I"$sqlitesrc" || exit 1
 # the amalgamation as an app compiles it: its own feature macros, -pedantic
 amalg="-std=c99 -O2 -Wall -Wextra -pedantic -Werror -I$sqlitesrc"
-# shellcheck disable=SC2086
-compile "$builddir/colvec.c" "$out/obj/amalg_colvec.o" $amalg -DSQLITE_CORE \
-  -DSQLITE_THREADSAFE=0 -DCOLVEC_OMIT_THREADS || exit 1
 # shellcheck disable=SC2086
 compile "$top/test/amalg_app.c" "$out/obj/amalg_app.o" $amalg -I"$builddir" || exit 1
 # shellcheck disable=SC2086

@@ -7,9 +7,10 @@
 #            qemu-user, and the :arm64 and :i386 multiarch libraries (the
 #            architectures are added to dpkg first); --cross=aarch64 or
 #            --cross=i386 for one CPU only
-#   --wasm   also what `make check-wasm` needs (tool/check-wasm.sh):
-#            emscripten (about 900 MB installed, with clang-14, lld-14,
-#            binaryen and node-acorn)
+#   --wasm   also what `make check-wasm` and `make check-browser` need
+#            (tool/check-wasm.sh, tool/check-browser.sh): emscripten (about
+#            900 MB installed, with clang-14, lld-14, binaryen and
+#            node-acorn) and chromium
 set -euo pipefail
 cross=()
 arches=()
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
         cross+=("libsqlite3-dev:$a" "check:$a" "libtcl8.6:$a" "tcl8.6-dev:$a")
       done
       shift ;;
-    --wasm) wasm=(emscripten); shift ;;
+    --wasm) wasm=(emscripten chromium); shift ;;
     *) break ;;
   esac
 done

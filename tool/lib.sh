@@ -107,3 +107,30 @@ wine_setup() {
   fi
 }
 
+# Compiles, for WebAssembly with $emcc, SQLite's amalgamation and colvec's
+# (`make amalgamation` in build folder $1), into $1/wasm/obj, each only when
+# its source is newer, and sets wasm_sqlite (the SQLite source folder),
+# wasm_sqlite_obj and wasm_colvec_obj. No threads (SQLITE_THREADSAFE=0,
+# COLVEC_OMIT_THREADS); colvec's with -pedantic -Werror, as an app compiles
+# it. Returns non-zero on a failure (said on stderr).
+wasm_objects() {
+  local obj=$1/wasm/obj
+  wasm_sqlite=$1/wasm/sqlite
+  wasm_sqlite_obj=$obj/sqlite3.o
+  wasm_colvec_obj=$obj/amalg_colvec.o
+  sqlite_source "$wasm_sqlite"
+  make -s -C "$1" amalgamation || { say "make amalgamation failed"; return 1; }
+  mkdir -p "$obj" || return 1
+  if [ ! -f "$wasm_sqlite_obj" ] || [ "$wasm_sqlite/sqlite3.c" -nt "$wasm_sqlite_obj" ]; then
+    say "compiling SQLite $(sqlite_header_version "$wasm_sqlite/sqlite3.h") to wasm (once; a few minutes)"
+    nice -n 10 "$emcc" -O2 -w -DSQLITE_THREADSAFE=0 -DSQLITE_ENABLE_MATH_FUNCTIONS \
+      -DSQLITE_OMIT_LOAD_EXTENSION -c "$wasm_sqlite/sqlite3.c" -o "$wasm_sqlite_obj.tmp" &&
+      mv "$wasm_sqlite_obj.tmp" "$wasm_sqlite_obj" || { say "compiling sqlite3.c failed"; return 1; }
+  fi
+  if [ ! -f "$wasm_colvec_obj" ] || [ "$1/colvec.c" -nt "$wasm_colvec_obj" ]; then
+    nice -n 10 "$emcc" -std=c99 -O2 -Wall -Wextra -pedantic -Werror -I"$wasm_sqlite" \
+      -DSQLITE_CORE -DSQLITE_THREADSAFE=0 -DCOLVEC_OMIT_THREADS \
+      -c "$1/colvec.c" -o "$wasm_colvec_obj" || { say "compiling colvec.c failed"; return 1; }
+  fi
+}
+

@@ -13,7 +13,8 @@
 # COLVEC_CROSS="" runs none, COLVEC_CROSS_TCL=0 the Check suites only),
 # and the WebAssembly build under node
 # (`make check-wasm`) unless COLVEC_NO_WASM=1 (it installs emscripten and
-# compiles SQLite to wasm once, a few minutes), and every binary and
+# compiles SQLite to wasm once, a few minutes) with the browser package
+# and demo page in headless Chromium (`make check-browser`), and every binary and
 # package of a release (`make release`: the wheels, the npm tarballs,
 # the aarch64 and Windows binaries, each loaded and queried where it runs)
 # unless COLVEC_NO_RELEASE=1 (or the aarch64 or Windows legs are off).
@@ -160,6 +161,12 @@ if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
   rm -f build/test-suite-wasm.log
   CI=${CI:-} tool/check-wasm.sh -C build
   tally $? build/test-suite-wasm.log
+  # The browser package and demo page, driven in headless Chromium
+  # (`make check-browser`).
+  echo "== browser (emscripten + headless Chromium)"
+  rm -f build/test-suite-browser.log
+  CI=${CI:-} tool/check-browser.sh -C build
+  tally $? build/test-suite-browser.log
 fi
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
