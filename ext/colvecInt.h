@@ -728,6 +728,9 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /* Segments smaller than this are searched exactly (no graph). */
 #define COLVEC_INDEX_MIN_ROWS 2048
 
+/* Smallest beam width of a graph search (the default ef). */
+#define COLVEC_INDEX_MIN_EF 64
+
 /* Segments larger than this get no graph either (node ids are 32-bit). */
 #define COLVEC_INDEX_MAX_ROWS ((int64_t)UINT32_MAX)
 
@@ -838,7 +841,10 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
 ** Offers to pTopk the best rows of segment h for query q: an HNSW search
 ** with oversampling and rescoring when the segment has a graph and the
 ** filter (aBits, nPass rows passing; aBits NULL when there is no filter) is
-** not selective, else an exact scan of the passing rows.
+** not selective, else an exact scan of the passing rows. With distance
+** bounds (q->bRange, also set on pTopk), a graph search is widened until
+** it finds k rows in range, or its candidates pass the upper bound, or it
+** would visit most of the segment, which is then scanned exactly.
 */
 int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                       ColvecIndexScratch *pScratch, const ColvecKnnQuery *q,
@@ -1332,12 +1338,14 @@ int colvecStorageDamaged(ColvecStorage *p, int rc, char **pzErr);
 
 /* Parameters of one KNN query, from MATCH and the hidden columns. */
 struct ColvecKnnQuery {
-  int iCol;           /* vector column searched */
-  const void *pVec;   /* query vector in the column's binary form */
-  int k;              /* how many results */
-  double rOversample; /* oversampling factor (quantized search) */
-  int bRescore;       /* rescore candidates with float32 vectors */
-  int ef;             /* HNSW beam width; 0 = default */
+  int iCol;              /* vector column searched */
+  const void *pVec;      /* query vector in the column's binary form */
+  int k;                 /* how many results */
+  double rOversample;    /* oversampling factor (quantized search) */
+  int bRescore;          /* rescore candidates with float32 vectors */
+  int ef;                /* HNSW beam width; 0 = default */
+  int bRange;            /* 1: only rows with a distance in range qualify */
+  ColvecTopkRange range; /* `distance` bounds, when bRange */
 };
 
 /*

@@ -141,9 +141,51 @@ static double cursorOversampling(const ColvecColumn *pCol) {
 }
 
 /*
+** Narrows q->range by the bound `distance OP pVal` (eOp one of
+** COLVEC_OP_DIST_*). A number, or text that reads as one ('0.5'), is the
+** bound; NULL, which no comparison passes, empties the result (*pbEmpty).
+** Sets q->bRange. Returns SQLITE_OK, or SQLITE_ERROR with the table's
+** error set for any other value.
+*/
+static int cursorDistanceBound(ColvecVtab *pTab, ColvecKnnQuery *q,
+                               ColvecPlanOp eOp, sqlite3_value *pVal,
+                               int *pbEmpty) {
+  int bUpper = eOp == COLVEC_OP_DIST_LT || eOp == COLVEC_OP_DIST_LE;
+  int bIncl = eOp == COLVEC_OP_DIST_LE || eOp == COLVEC_OP_DIST_GE;
+  int eType = sqlite3_value_type(pVal);
+  double r;
+  if (eType == SQLITE_NULL) {
+    *pbEmpty = 1;
+    return SQLITE_OK;
+  }
+  eType = sqlite3_value_numeric_type(pVal);
+  r = sqlite3_value_double(pVal);
+  if ((eType != SQLITE_INTEGER && eType != SQLITE_FLOAT) || r != r) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    colvecVtabSetError(
+        pTab, sqlite3_mprintf("colvec: a bound on distance must be a number, "
+                              "got '%s'",
+                              z ? z : "?"));
+    return SQLITE_ERROR;
+  }
+  q->bRange = 1;
+  if (bUpper) {
+    if (r < q->range.rHi || (r == q->range.rHi && !bIncl)) {
+      q->range.rHi = r;
+      q->range.bHiIncl = bIncl;
+    }
+  } else if (r > q->range.rLo || (r == q->range.rLo && !bIncl)) {
+    q->range.rLo = r;
+    q->range.bLoIncl = bIncl;
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** Reads the KNN arguments of plan pPlan from argv into pCur->q (query
-** vector, k, oversampling, rescore, ef) with their defaults, validating
-** each. Sets *pbEmpty when LIMIT is 0. Returns SQLITE_OK or an error with
+** vector, k, oversampling, rescore, ef, distance bounds) with their
+** defaults, validating each. Sets *pbEmpty when k or LIMIT is 0 or a
+** bound admits no row. Returns SQLITE_OK or an error with
 ** the table's message set.
 */
 static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
@@ -154,6 +196,10 @@ static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
   int i, rc = SQLITE_OK;
   memset(q, 0, sizeof(*q));
   q->bRescore = 1;
+  q->range.rLo = -INFINITY;
+  q->range.rHi = INFINITY;
+  q->range.bLoIncl = 1;
+  q->range.bHiIncl = 1;
   for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     switch (pArg->eOp) {
@@ -175,8 +221,15 @@ static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
       break;
     }
     case COLVEC_OP_K:
-      rc = cursorIntParam(pTab, argv[i], "k", 1, COLVEC_MAX_K, &iVal);
+      rc = cursorIntParam(pTab, argv[i], "k", 0, COLVEC_MAX_K, &iVal);
       q->k = (int)iVal;
+      if (iVal == 0) *pbEmpty = 1;
+      break;
+    case COLVEC_OP_DIST_LT:
+    case COLVEC_OP_DIST_LE:
+    case COLVEC_OP_DIST_GT:
+    case COLVEC_OP_DIST_GE:
+      rc = cursorDistanceBound(pTab, q, pArg->eOp, argv[i], pbEmpty);
       break;
     case COLVEC_OP_LIMIT:
       rc = cursorIntParam(pTab, argv[i], "LIMIT", 0, COLVEC_MAX_K, &iLimit);
@@ -218,7 +271,7 @@ static int cursorKnnArgs(ColvecCursor *pCur, const ColvecPlan *pPlan,
       return SQLITE_ERROR;
     }
     q->k = (int)(iLimit + iOffset);
-    *pbEmpty = iLimit == 0;
+    if (iLimit == 0) *pbEmpty = 1;
   }
   return rc;
 }
@@ -336,6 +389,7 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
   int i, rc = SQLITE_OK;
   if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
+  if (pCur->q.bRange) colvecTopkSetRange(&pCur->topk, &pCur->q.range);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     uint8_t *aBits = NULL;

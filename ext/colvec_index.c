@@ -424,6 +424,56 @@ static const ColvecIndexMethods indexExactMethods = {
     NULL        /* xFree */
 };
 
+/*
+** A graph search of segment h for the k nearest rows in q->range. The
+** search without bounds rescores nWant = ceil(k x oversampling) candidates
+** from a beam of ef and keeps the k best; here the candidates out of range
+** (nearer than a lower bound: the pages already read) do not count, so the
+** search is repeated with 4 times the candidates and beam until as many
+** candidates as that beam (max(ef, nWant)) fell in range, or a candidate lay
+*beyond the upper bound (a wider search
+** finds only rows out of range), and once it would reach half the nPass
+** rows, they are scanned exactly instead. Each pass fills a top-k of its
+** own; the last one's rows are offered to pTopk. Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+static int indexSearchRange(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                            ColvecSegIndex *pIdx, ColvecIndexScratch *s,
+                            const ColvecKnnQuery *q, const uint8_t *aBits,
+                            int64_t nPass, ColvecTopk *pTopk, char **pzErr) {
+  ColvecKnnQuery qr = *q;
+  ColvecTopk mine;
+  int64_t nWant = (int64_t)ceil(q->k * q->rOversample), nNeed;
+  int rc = SQLITE_OK, i;
+  if (colvecTopkInit(&mine, q->k) != COLVEC_OK) return SQLITE_NOMEM;
+  if (nWant < q->k) nWant = q->k;
+  nNeed = q->ef > 0 ? q->ef : COLVEC_INDEX_MIN_EF;
+  if (nNeed < nWant) nNeed = nWant;
+  for (;;) {
+    const ColvecIndexMethods *pType = pIdx->pMethods;
+    int bExact = 2 * nWant >= nPass;
+    if (bExact) pType = &indexExactMethods;
+    mine.nHit = 0;
+    mine.iSrc = pTopk->iSrc;
+    colvecTopkSetRange(&mine, &q->range);
+    rc = pType->xSearch(pSegs, h, pIdx, s, &qr, aBits, &mine, pzErr);
+    if (rc != SQLITE_OK || bExact || mine.nOfferIn >= nNeed) break;
+    if (!colvecTopkInRange(&q->range, mine.rOfferMax) &&
+        mine.rOfferMax > q->range.rLo) {
+      break; /* candidates went past the upper bound */
+    }
+    nWant *= 4;
+    qr.rOversample = (double)nWant / q->k;
+    qr.ef = nWant > (int64_t)qr.ef ? (int)nWant : qr.ef;
+  }
+  for (i = 0; rc == SQLITE_OK && i < mine.nHit; i++) {
+    colvecTopkPush(pTopk, mine.aHit[i].rDist, mine.aHit[i].iRowid,
+                   mine.aHit[i].iRow);
+  }
+  colvecTopkFree(&mine);
+  return rc;
+}
+
 /* Searches one segment; see colvecInt.h. */
 int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                       ColvecIndexScratch *s, const ColvecKnnQuery *q,
@@ -439,6 +489,9 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   pType = pIdx->pMethods;
   if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
     pType = &indexExactMethods;
+  }
+  if (q->bRange && pType != &indexExactMethods) {
+    return indexSearchRange(pSegs, h, pIdx, s, q, aBits, nPass, pTopk, pzErr);
   }
   return pType->xSearch(pSegs, h, pIdx, s, q, aBits, pTopk, pzErr);
 }

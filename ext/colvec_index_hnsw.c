@@ -10,9 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Smallest beam width of a search. */
-#define INDEX_MIN_EF 64
-
 /* Build context: the contiguous vectors of the new segment. */
 typedef struct IndexBuild IndexBuild;
 struct IndexBuild {
@@ -265,7 +262,7 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   nWant = (int64_t)ceil(q->k * q->rOversample);
   if (nWant < q->k) nWant = q->k;
   if (nWant > h->nRow) nWant = h->nRow;
-  nEf = q->ef > 0 ? q->ef : INDEX_MIN_EF;
+  nEf = q->ef > 0 ? q->ef : COLVEC_INDEX_MIN_EF;
   if (nEf < nWant) nEf = (int)nWant;
   rc = indexReserve(s, nEf, pCol->nByte);
   if (rc == SQLITE_OK && colvecHnswSearchReserve(s->pSearch, (uint32_t)h->nRow,

@@ -10,9 +10,10 @@
 
 /* Operator names, indexed by ColvecPlanOp. */
 static const char *const planOpNames[COLVEC_OP_COUNT] = {
-    "MATCH", "K",      "LIMIT",   "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
-    "EQ",    "NE",     "LT",      "LE",     "GT",           "GE",      "IS",
-    "ISNOT", "ISNULL", "NOTNULL", "LIKE",   "GLOB",         "IN"};
+    "MATCH", "K",         "LIMIT",      "OFFSET",    "OVERSAMPLING", "RESCORE",
+    "EF",    "DISTANCE<", "DISTANCE<=", "DISTANCE>", "DISTANCE>=",   "EQ",
+    "NE",    "LT",        "LE",         "GT",        "GE",           "IS",
+    "ISNOT", "ISNULL",    "NOTNULL",    "LIKE",      "GLOB",         "IN"};
 
 /* Name of an operator; "?" for an out-of-range value. */
 const char *colvecPlanOpName(ColvecPlanOp eOp) {
@@ -21,7 +22,7 @@ const char *colvecPlanOpName(ColvecPlanOp eOp) {
 }
 
 /* Returns non-zero when operator eOp applies to a column (MATCH and the
-** filter operators); the KNN parameters take none. */
+** filter operators); the KNN parameters and distance bounds take none. */
 int colvecPlanOpHasCol(ColvecPlanOp eOp) {
   return eOp == COLVEC_OP_MATCH || eOp >= COLVEC_OP_EQ;
 }

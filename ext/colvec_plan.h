@@ -12,9 +12,11 @@
 ** Each arg names, in order, what xFilter's argv[i] holds. OP is one of the
 ** names in colvecPlanOpName(): MATCH@col (query vector for vector column
 ** col), K, LIMIT, OFFSET, OVERSAMPLING, RESCORE, EF (KNN parameters, no
-** column), and the filter operators EQ NE LT LE GT GE IS ISNOT ISNULL
+** column), DISTANCE< DISTANCE<= DISTANCE> DISTANCE>= (bounds on the
+** distance, applied inside the KNN search; no column), and the filter
+** operators EQ NE LT LE GT GE IS ISNOT ISNULL
 ** NOTNULL LIKE GLOB IN (each with a column; IN receives the whole list via
-** sqlite3_vtab_in). Example: "knn MATCH@0 K EQ@1 GE@2".
+** sqlite3_vtab_in). Example: "knn MATCH@0 K DISTANCE> EQ@1 GE@2".
 **
 ** idxNum carries the columns the statement reads (colUsed): bit i for user
 ** column i < 30, bit 30 for "some column >= 30".
@@ -43,6 +45,10 @@ typedef enum ColvecPlanOp {
   COLVEC_OP_OVERSAMPLING, /* oversampling = X */
   COLVEC_OP_RESCORE,      /* rescore = 0|1 */
   COLVEC_OP_EF,           /* ef = N */
+  COLVEC_OP_DIST_LT,      /* distance < x */
+  COLVEC_OP_DIST_LE,      /* distance <= x */
+  COLVEC_OP_DIST_GT,      /* distance > x */
+  COLVEC_OP_DIST_GE,      /* distance >= x */
   COLVEC_OP_EQ,           /* col = v */
   COLVEC_OP_NE,           /* col != v */
   COLVEC_OP_LT,           /* col < v */

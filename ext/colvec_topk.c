@@ -16,6 +16,9 @@ static int topkWorse(const ColvecHit *a, const ColvecHit *b) {
 /* Allocates room for k hits; see header. */
 int colvecTopkInit(ColvecTopk *p, int k) {
   p->iSrc = -1;
+  p->bRange = 0;
+  p->rOfferMax = -INFINITY;
+  p->nOfferIn = 0;
   p->nMax = k;
   p->nHit = 0;
   p->aHit = colvecMalloc((int64_t)k * sizeof(ColvecHit));
@@ -44,9 +47,30 @@ static void topkSiftDown(ColvecHit *a, int n, int i) {
   }
 }
 
+/* Sets or clears the range; see header. */
+void colvecTopkSetRange(ColvecTopk *p, const ColvecTopkRange *pRange) {
+  p->bRange = pRange != NULL;
+  if (pRange) p->range = *pRange;
+  p->rOfferMax = -INFINITY;
+  p->nOfferIn = 0;
+}
+
+/* Range test; see header. */
+int colvecTopkInRange(const ColvecTopkRange *pRange, double rDist) {
+  if (pRange->bLoIncl ? !(rDist >= pRange->rLo) : !(rDist > pRange->rLo)) {
+    return 0;
+  }
+  return pRange->bHiIncl ? rDist <= pRange->rHi : rDist < pRange->rHi;
+}
+
 /* Offers a hit; see header. */
 int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid, int64_t iRow) {
   ColvecHit h;
+  if (p->bRange) {
+    if (rDist > p->rOfferMax) p->rOfferMax = rDist;
+    if (!colvecTopkInRange(&p->range, rDist)) return 0;
+    p->nOfferIn++;
+  }
   h.rDist = rDist;
   h.iRowid = iRowid;
   h.iRow = iRow;

@@ -21,13 +21,30 @@ struct ColvecHit {
   int iSrc;       /* ColvecTopk.iSrc when it was pushed */
 };
 
+/*
+** A range of distances (a KNN's `distance` bounds): rLo < d (or <= with
+** bLoIncl) and d < rHi (or <= with bHiIncl). -INFINITY and +INFINITY with
+** the inclusive flags set stand for no bound.
+*/
+typedef struct ColvecTopkRange ColvecTopkRange;
+struct ColvecTopkRange {
+  double rLo;  /* lower bound */
+  double rHi;  /* upper bound */
+  int bLoIncl; /* 1: rLo itself is in range */
+  int bHiIncl; /* 1: rHi itself is in range */
+};
+
 /* The selection state. */
 typedef struct ColvecTopk ColvecTopk;
 struct ColvecTopk {
-  int iSrc;        /* caller's tag of the source now pushing (a segment) */
-  int nMax;        /* k: how many hits to keep */
-  int nHit;        /* hits held so far (<= nMax) */
-  ColvecHit *aHit; /* max-heap of nHit hits, worst at aHit[0] */
+  int iSrc;              /* caller's tag of the source now pushing */
+  int nMax;              /* k: how many hits to keep */
+  int nHit;              /* hits held so far (<= nMax) */
+  ColvecHit *aHit;       /* max-heap of nHit hits, worst at aHit[0] */
+  int bRange;            /* 1: only hits in range are kept */
+  ColvecTopkRange range; /* the range, when bRange */
+  double rOfferMax;      /* bRange: largest distance offered, in range or not */
+  int64_t nOfferIn;      /* bRange: hits offered in range, kept or not */
 };
 
 /*
@@ -40,9 +57,19 @@ int colvecTopkInit(ColvecTopk *p, int k);
 void colvecTopkFree(ColvecTopk *p);
 
 /*
+** Keeps only hits whose distance lies in pRange from now on (NULL: all
+** hits again). Also resets rOfferMax to -infinity and nOfferIn to 0.
+*/
+void colvecTopkSetRange(ColvecTopk *p, const ColvecTopkRange *pRange);
+
+/* Returns non-zero when distance rDist lies in range pRange. */
+int colvecTopkInRange(const ColvecTopkRange *pRange, double rDist);
+
+/*
 ** Offers a hit: row iRow (-1 when the source has no row numbers) of the
 ** source the caller named in p->iSrc, with rowid iRowid. The hit keeps
 ** both, so that whoever reads the result finds the row without a search.
+** A hit outside the range set by colvecTopkSetRange is not kept.
 ** Returns non-zero when it was kept. No allocation.
 */
 int colvecTopkPush(ColvecTopk *p, double rDist, int64_t iRowid, int64_t iRow);

@@ -282,6 +282,20 @@ static int vtabFilterOp(unsigned char op) {
   return -1;
 }
 
+/* Most `distance` bounds of one KNN pushed into the search. */
+#define VTAB_MAX_DIST 8
+
+/*
+** Maps an SQLite constraint operator on the distance column to a plan
+** bound (COLVEC_OP_DIST_*, in the order of COLVEC_OP_LT..GE), or -1 when
+** it is not a bound (=, !=, ...).
+*/
+static int vtabDistanceOp(unsigned char op) {
+  int eOp = vtabFilterOp(op);
+  if (eOp < COLVEC_OP_LT || eOp > COLVEC_OP_GE) return -1;
+  return COLVEC_OP_DIST_LT + (eOp - COLVEC_OP_LT);
+}
+
 /* Names of the hidden KNN parameter columns, indexed by COLVEC_HIDDEN_*. */
 static const char *const vtabHiddenName[] = {"distance", "k",  "oversampling",
                                              "rescore",  "ef", "command"};
@@ -329,7 +343,15 @@ static void vtabPlanAdd(ColvecPlan *pPlan, sqlite3_index_info *pInfo, int iCons,
 ** Filters pushed in both kinds: =, !=, <, <=, >, >=, IS, IS NOT, IS NULL,
 ** IS NOT NULL, LIKE, GLOB and IN (all at once) on the rowid and on user
 ** columns; SQLite re-checks them (omit = 0). MATCH and the KNN parameters
-** are omitted. An unusable MATCH or KNN parameter (a join order that does
+** are omitted. In a knn plan, up to 8 bounds on distance (<, <=, >, >=)
+** become DISTANCE<, DISTANCE<=, DISTANCE>, DISTANCE>= arguments: the
+** search returns the k nearest rows within them, compared with the very
+** double the distance column reports. They are omitted: a bound given as
+** text that reads as a number ('0.5', as sqlite-vec takes it) is that
+** number, which SQLite's own test on the untyped column would not do. An
+** unusable bound makes the knn plan SQLITE_CONSTRAINT (applied after the
+** top k, it would drop rows). An unusable MATCH or KNN parameter (a join order
+*that does
 ** not provide it yet) makes the plan SQLITE_CONSTRAINT; MATCH without any
 ** k or LIMIT, a second MATCH, or a KNN parameter without MATCH is an error.
 */
@@ -340,6 +362,8 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int iMatch = -1, iLimit = -1, iOffset = -1;
   int bMatchUnusable = 0, bParamUnusable = 0, bAllPushable = 1;
   int nFilter = 0, bRowidEq = 0;
+  int nDist = 0, bDistUnusable = 0;
+  int aiDist[VTAB_MAX_DIST]; /* constraint index per distance bound */
   int aiFilter[COLVEC_PLAN_MAX_ARG];
   int aeFilter[COLVEC_PLAN_MAX_ARG];
   ColvecPlan plan;
@@ -393,8 +417,17 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         } else {
           aiParam[iHidden] = i;
         }
+      } else if (iHidden == COLVEC_HIDDEN_DISTANCE &&
+                 vtabDistanceOp(p->op) >= 0) {
+        if (!p->usable) {
+          bDistUnusable = 1;
+        } else if (nDist < VTAB_MAX_DIST) {
+          aiDist[nDist++] = i;
+        } else {
+          bAllPushable = 0;
+        }
       } else {
-        bAllPushable = 0; /* distance and command: left to SQLite */
+        bAllPushable = 0; /* other tests of distance, command: to SQLite */
       }
       continue;
     }
@@ -433,7 +466,9 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         pInfo->nOrderBy == 1 &&
         pInfo->aOrderBy[0].iColumn == pC->nCol + COLVEC_HIDDEN_DISTANCE &&
         !pInfo->aOrderBy[0].desc;
-    if (bParamUnusable) return SQLITE_CONSTRAINT;
+    /* a bound applied after the top k would drop rows: wait for a plan
+    ** that provides it */
+    if (bParamUnusable || bDistUnusable) return SQLITE_CONSTRAINT;
     plan.bKnn = 1;
     vtabPlanAdd(&plan, pInfo, iMatch, COLVEC_OP_MATCH,
                 pInfo->aConstraint[iMatch].iColumn, 1);
@@ -469,6 +504,12 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (aiParam[COLVEC_HIDDEN_EF] >= 0) {
       vtabPlanAdd(&plan, pInfo, aiParam[COLVEC_HIDDEN_EF], COLVEC_OP_EF,
                   COLVEC_PLAN_NOCOL, 1);
+    }
+    for (i = 0; i < nDist; i++) {
+      vtabPlanAdd(
+          &plan, pInfo, aiDist[i],
+          (ColvecPlanOp)vtabDistanceOp(pInfo->aConstraint[aiDist[i]].op),
+          COLVEC_PLAN_NOCOL, 1);
     }
     if (bOrderDistance) pInfo->orderByConsumed = 1;
     pInfo->estimatedCost = 1e3;

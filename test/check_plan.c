@@ -67,9 +67,11 @@ static void tpRoundTrip(const ColvecPlan *p, const char *zWant) {
 /* Operator names and which operators take a column. */
 START_TEST(test_op_names) {
   static const char *const azWant[COLVEC_OP_COUNT] = {
-      "MATCH", "K",      "LIMIT",   "OFFSET", "OVERSAMPLING", "RESCORE", "EF",
-      "EQ",    "NE",     "LT",      "LE",     "GT",           "GE",      "IS",
-      "ISNOT", "ISNULL", "NOTNULL", "LIKE",   "GLOB",         "IN"};
+      "MATCH",      "K",    "LIMIT",     "OFFSET",     "OVERSAMPLING",
+      "RESCORE",    "EF",   "DISTANCE<", "DISTANCE<=", "DISTANCE>",
+      "DISTANCE>=", "EQ",   "NE",        "LT",         "LE",
+      "GT",         "GE",   "IS",        "ISNOT",      "ISNULL",
+      "NOTNULL",    "LIKE", "GLOB",      "IN"};
   int e;
   for (e = 0; e < COLVEC_OP_COUNT; e++) {
     ck_assert_str_eq(colvecPlanOpName((ColvecPlanOp)e), azWant[e]);
@@ -114,6 +116,23 @@ START_TEST(test_encode_exact) {
   tpAdd(&p, COLVEC_OP_RESCORE, 0);
   tpAdd(&p, COLVEC_OP_EF, 0);
   tpRoundTrip(&p, "knn MATCH@3 K LIMIT OFFSET OVERSAMPLING RESCORE EF");
+
+  /* distance bounds take no column; a bound with one is refused */
+  memset(&p, 0, sizeof(p));
+  p.bKnn = 1;
+  for (i = 0; i < 7; i++) {
+    static const ColvecPlanOp aOp[7] = {COLVEC_OP_MATCH,   COLVEC_OP_K,
+                                        COLVEC_OP_DIST_GT, COLVEC_OP_DIST_GE,
+                                        COLVEC_OP_DIST_LT, COLVEC_OP_DIST_LE,
+                                        COLVEC_OP_EQ};
+    tpAdd(&p, aOp[i], i == 6);
+  }
+  tpRoundTrip(&p,
+              "knn MATCH@0 K DISTANCE> DISTANCE>= DISTANCE< DISTANCE<= EQ@1");
+  ck_assert_int_eq(colvecPlanDecode("knn MATCH@0 K DISTANCE>@1", &p),
+                   COLVEC_ERROR);
+  ck_assert_int_eq(colvecPlanDecode("knn MATCH@0 K DISTANCE", &p),
+                   COLVEC_ERROR);
 
   memset(&p, 0, sizeof(p));
   tpAdd(&p, COLVEC_OP_NE, 4);

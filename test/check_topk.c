@@ -199,6 +199,53 @@ START_TEST(test_bound) {
 }
 END_TEST
 
+/*
+** A range keeps only hits inside it, open or closed at either end, on
+** distances with many ties at the bounds; rOfferMax sees every offer.
+*/
+START_TEST(test_range) {
+  static const ColvecTopkRange aRange[] = {
+      {1.0, INFINITY, 0, 1},  /* d > 1 */
+      {1.0, INFINITY, 1, 1},  /* d >= 1 */
+      {-INFINITY, 1.0, 1, 0}, /* d < 1 */
+      {-INFINITY, 1.0, 1, 1}, /* d <= 1 */
+      {0.5, 1.5, 0, 1},       /* 0.5 < d <= 1.5 */
+      {1.5, 0.5, 1, 1},       /* empty */
+  };
+  int iCase;
+  for (iCase = 0; iCase < (int)(sizeof(aRange) / sizeof(aRange[0])); iCase++) {
+    const ColvecTopkRange *r = &aRange[iCase];
+    ColvecTopk t;
+    int i, nIn = 0, k = 7;
+    double rMax = -INFINITY;
+    ck_assert_int_eq(colvecTopkInit(&t, k), COLVEC_OK);
+    colvecTopkSetRange(&t, r);
+    for (i = 0; i < 40; i++) {
+      double d = (double)(i % 9) * 0.25; /* 0 .. 2, each 4 or 5 times */
+      int bIn = (r->bLoIncl ? d >= r->rLo : d > r->rLo) &&
+                (r->bHiIncl ? d <= r->rHi : d < r->rHi);
+      int bKept = colvecTopkPush(&t, d, i, i);
+      ck_assert_int_eq(colvecTopkInRange(r, d), bIn);
+      if (!bIn) ck_assert_int_eq(bKept, 0);
+      nIn += bIn;
+      if (d > rMax) rMax = d;
+    }
+    ck_assert(t.rOfferMax == rMax);
+    ck_assert_int_eq(t.nOfferIn, nIn);
+    ck_assert_int_eq(t.nHit, nIn < k ? nIn : k);
+    colvecTopkSort(&t);
+    for (i = 0; i < t.nHit; i++) {
+      ck_assert(colvecTopkInRange(r, t.aHit[i].rDist));
+      if (i > 0) ck_assert(t.aHit[i - 1].rDist <= t.aHit[i].rDist);
+    }
+    /* no range again: everything is kept */
+    colvecTopkSetRange(&t, NULL);
+    ck_assert_int_eq(colvecTopkPush(&t, -1.0, 100, 100), 1);
+    colvecTopkFree(&t);
+  }
+}
+END_TEST
+
 /* Init reports NOMEM; pushing never allocates; Free accepts zeroed state. */
 START_TEST(test_memory) {
   ColvecTopk t;
@@ -238,6 +285,7 @@ static Suite *tkSuite(void) {
   tcase_add_test(tc, test_k1);
   tcase_add_test(tc, test_k_gt_n);
   tcase_add_test(tc, test_bound);
+  tcase_add_test(tc, test_range);
   tcase_add_test(tc, test_memory);
   suite_add_tcase(s, tc);
   return s;
