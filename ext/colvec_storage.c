@@ -1114,12 +1114,16 @@ static int storageSegDataPlaces(ColvecStorage *p, sqlite3_int64 iSegid,
         break;
       }
     }
-    if (sqlite3_column_int64(pStmt, 1) != n || !sqlite3_column_int(pStmt, 3)) {
+    if (sqlite3_column_int64(pStmt, 1) != n || !sqlite3_column_int(pStmt, 3) ||
+        sqlite3_column_int(pStmt, 2) <= 0) {
+      /* colvec never stores an empty chunk */
       *pzErr = sqlite3_mprintf(
           "colvec: segment %lld of table %s: chunk %d of its stored bytes is "
           "%s: the table is damaged",
           (long long)iSegid, p->pConfig->zName, n,
-          sqlite3_column_int64(pStmt, 1) != n ? "missing" : "not a BLOB");
+          sqlite3_column_int64(pStmt, 1) != n ? "missing"
+          : !sqlite3_column_int(pStmt, 3)     ? "not a BLOB"
+                                              : "empty");
       rc = COLVEC_CORRUPT_VTAB;
       break;
     }
