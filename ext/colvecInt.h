@@ -695,13 +695,15 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          char **pzErr);
 
 /*
-** Integrity check of the folder: every segment file with a segid below
-** next_segid (so not an orphan of a rolled-back writer) must be named by
-** the manifest or the trash. Returns SQLITE_OK, or SQLITE_CORRUPT_VTAB with
-** *pzErr naming the first file that no row names.
+** Integrity check of the counters and the folder: next_segid and
+** generation must agree with the manifest and the trash
+** (colvecStorageCounters); unless bCountersOnly, every segment file with a
+** segid below next_segid (so not an orphan of a rolled-back writer) must be
+** named by the manifest or the trash. Returns SQLITE_OK, or
+** SQLITE_CORRUPT_VTAB with *pzErr saying what is wrong.
 */
 int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                            char **pzErr);
+                            int bCountersOnly, char **pzErr);
 
 /*
 ** Write transactions (that compacted) for which WAL mode keeps the files of
@@ -969,7 +971,7 @@ int colvecTickError(char **pzErr);
 #endif
 
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
-#define COLVEC_STORAGE_NSTMT 24
+#define COLVEC_STORAGE_NSTMT 25
 
 /* Conflict handling of an insert. */
 typedef enum ColvecConflict {
@@ -1194,6 +1196,26 @@ int colvecStorageTombScan(ColvecStorage *p,
 int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
                            sqlite3_int64 iKeep, sqlite3_int64 iGen,
                            int bAnyTrash);
+
+/*
+** Bound of the counters next_segid and generation: a segment file's name
+** holds at most 15 digits (colvecSegParseName), and a counter this large
+** can only come from a damaged database.
+*/
+#define COLVEC_COUNTER_MAX ((sqlite3_int64)999999999999999)
+
+/*
+** Reads the table's counters next_segid and generation into *piNextSegid
+** and *piGen (either may be NULL) and checks them against the rows that
+** name segments: next_segid must lie above every segid of the manifest and
+** the trash, generation at or above every generation of the trash, both
+** in range (below COLVEC_COUNTER_MAX). Called before a segment file is
+** written or a file deleted, so that damaged counters never make colvec
+** replace or delete a live segment. Returns SQLITE_OK, COLVEC_CORRUPT_VTAB
+** with *pzErr saying what is wrong, or another error.
+*/
+int colvecStorageCounters(ColvecStorage *p, sqlite3_int64 *piNextSegid,
+                          sqlite3_int64 *piGen, char **pzErr);
 
 /*
 ** Integrity check of segment file zFile (segid iSegid, below next_segid):

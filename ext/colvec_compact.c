@@ -198,22 +198,23 @@ static int compactTier(const ColvecConfig *pC, int64_t nRow) {
 }
 
 /*
-** Sets *piGen to the generation of the current write transaction. The
+** Sets *piGen to the generation of the current write transaction and
+** *piSegid to the table's next_segid, both checked against the manifest and
+** the trash (colvecStorageCounters) before any file is written. The
 ** first compaction of a transaction bumps the table's recorded generation and
 ** remembers the new value and next_segid in pStorage (reset by the table at
 ** every transaction boundary); later ones reuse them. A ROLLBACK TO that
 ** undid the bump shows as a generation that differs again, and bumps anew.
-** Returns SQLITE_OK or an error.
+** Returns SQLITE_OK or an error with *pzErr set (COLVEC_CORRUPT_VTAB for
+** damaged counters).
 */
-static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen) {
+static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen,
+                         sqlite3_int64 *piSegid, char **pzErr) {
   sqlite3_int64 iGen = 0;
-  int rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+  int rc = colvecStorageCounters(pStorage, piSegid, &iGen, pzErr);
   if (rc == SQLITE_OK && iGen != pStorage->iTxnGen) {
-    if (pStorage->iTxnGen < 0) {
-      rc = colvecStorageConfigGet(pStorage, "next_segid", &pStorage->iTxnSegid);
-    }
-    if (rc == SQLITE_OK)
-      rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
+    if (pStorage->iTxnGen < 0) pStorage->iTxnSegid = *piSegid;
+    rc = colvecStorageConfigSet(pStorage, "generation", iGen + 1);
     if (rc == SQLITE_OK) pStorage->iTxnGen = iGen + 1;
   }
   *piGen = pStorage->iTxnGen;
@@ -238,9 +239,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   err.zMsg[0] = 0;
   colvecTickInit(&tick, pStorage->db);
   rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
-  if (rc == SQLITE_OK)
-    rc = colvecStorageConfigGet(pStorage, "next_segid", &iSegid);
-  if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen);
+  if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen, &iSegid, pzErr);
   if (rc == SQLITE_OK && nRow > 0) {
     int64_t nMaxByte = 8;
     for (i = 0; i < pC->nCol; i++) {
@@ -255,6 +254,15 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (rcDir != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+      }
+    }
+    if (rc == SQLITE_OK && colvecOsExists(zPath)) {
+      /* iSegid lies above every segid a row names (compactTxnGen): the
+      ** file is an orphan of a crashed or rolled-back writer, which
+      ** cleanup would delete; the rename below never replaces a file */
+      if (colvecOsUnlink(zPath, &err) != COLVEC_OK) {
+        *pzErr = sqlite3_mprintf("%s", err.zMsg);
+        rc = compactIoRc(err.iErrno);
       }
     }
     if (rc == SQLITE_OK) {
@@ -438,7 +446,8 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
   ColvecErr err;
   if (iGen < 0) {
-    rc = colvecStorageConfigGet(pStorage, "generation", &iGen);
+    /* damaged counters delete nothing */
+    rc = colvecStorageCounters(pStorage, NULL, &iGen, pzErr);
     if (rc != SQLITE_OK) return rc;
     iGen++;
   }
@@ -494,12 +503,21 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 
 /* Checks that every older segment file is named; see colvecInt.h. */
 int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                            char **pzErr) {
+                            int bCountersOnly, char **pzErr) {
   char **azName = NULL;
   int nName = 0, i, rc;
   sqlite3_int64 iNext = 0;
-  rc = colvecStorageConfigGet(pStorage, "next_segid", &iNext);
-  if (rc != SQLITE_OK) return rc;
+  rc = colvecStorageCounters(pStorage, &iNext, NULL, pzErr);
+  if (rc != SQLITE_OK) {
+    if (rc == COLVEC_CORRUPT_VTAB) {
+      char *zMsg = sqlite3_mprintf("colvec: integrity-check: %s",
+                                   *pzErr ? *pzErr + 8 : "");
+      sqlite3_free(*pzErr);
+      *pzErr = zMsg;
+    }
+    return rc;
+  }
+  if (bCountersOnly) return SQLITE_OK;
   if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) !=
       COLVEC_OK) {
     return SQLITE_OK; /* no folder: missing files are found by opening */

@@ -513,6 +513,54 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 }
 
 /*
+** Returns the absolute path of existing zPath with every symbolic link,
+** "." and ".." resolved (colvecMalloc'd, colvecFree it), or NULL when it
+** cannot be resolved or out of memory. A memory path is returned as is.
+*/
+char *colvecOsRealPath(const char *zPath) {
+  char *zReal, *zOut;
+  if (colvecOsMemIs(zPath)) return osStrndup(zPath, strlen(zPath));
+  zReal = realpath(zPath, NULL);
+  if (zReal == NULL) return NULL;
+  zOut = osStrndup(zReal, strlen(zReal));
+  free(zReal);
+  return zOut;
+}
+
+/*
+** Renames zFrom to zTo, which must not exist: never replaces a file. A
+** hard link makes the new name atomically (EEXIST when it is taken), then
+** the old name goes; on a file system without hard links the target is
+** checked first (the caller holds the table's write lock, so nobody else
+** of colvec writes there meanwhile). An existing target is COLVEC_IOERR
+** with errno EEXIST; zFrom then stays.
+*/
+int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  int iFault;
+  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
+  iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
+  if (iFault) return osInjected(pErr, iFault, "rename", zFrom);
+  if (link(zFrom, zTo) == 0) {
+    /* a leftover zFrom is a ".seg.tmp" file, removed by cleanup */
+    (void)unlink(zFrom);
+  } else if (errno == EEXIST) {
+    return osIoErr(pErr, "rename (the new name exists)", zTo);
+  } else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP ||
+             errno == ENOSYS || errno == EXDEV || errno == EMLINK) {
+    struct stat st;
+    if (lstat(zTo, &st) == 0) {
+      errno = EEXIST;
+      return osIoErr(pErr, "rename (the new name exists)", zTo);
+    }
+    if (rename(zFrom, zTo) != 0) return osIoErr(pErr, "rename", zFrom);
+  } else {
+    return osIoErr(pErr, "rename", zFrom);
+  }
+  osAfter(COLVEC_OSOP_RENAME, zFrom, zTo, 0, 0);
+  return COLVEC_OK;
+}
+
+/*
 ** Removes file zPath. A file that does not exist is not an error, so that
 ** orphan cleanup can be repeated after a crash.
 */

@@ -151,6 +151,8 @@ int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr);
 int colvecOsSyncParent(const char *zPath, ColvecErr *pErr);
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
+int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr);
+char *colvecOsRealPath(const char *zPath);
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr);
 int colvecOsExists(const char *zPath);
 int colvecOsMkdirP(const char *zDir, ColvecErr *pErr);

@@ -352,6 +352,15 @@ int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte) {
   return COLVEC_OK;
 }
 
+/* Renames a memory file to a name that must not exist; see
+** colvecOsRenameNew(). */
+int colvecOsMemRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  if (colvecOsMemKind(zTo) != COLVEC_OS_NONE) {
+    return osMemErr(pErr, EEXIST, "rename (the new name exists)", zTo);
+  }
+  return colvecOsMemRename(zFrom, zTo, pErr);
+}
+
 /* Renames a memory file, replacing the target; see colvecOsRename(). */
 int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   char *zF = osMemNorm(zFrom, pErr);

@@ -41,6 +41,7 @@ int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte);
 int colvecOsMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
                        ColvecErr *pErr);
 int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
+int colvecOsMemRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr);
 int colvecOsMemUnlink(const char *zPath, ColvecErr *pErr);
 int colvecOsMemKind(const char *zPath);
 int colvecOsMemMkdir(const char *zDir, int bParents, ColvecErr *pErr);

@@ -477,6 +477,45 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 }
 
 /*
+** Returns the absolute path of zPath with "." and ".." resolved
+** (colvecMalloc'd, colvecFree it), or NULL when that fails. A memory path
+** is returned as is.
+*/
+char *colvecOsRealPath(const char *zPath) {
+  char *zFull, *zOut;
+  if (colvecOsMemIs(zPath)) return colvecOsStrndup(zPath, strlen(zPath));
+  zFull = _fullpath(NULL, zPath, 0);
+  if (zFull == NULL) return NULL;
+  zOut = colvecOsStrndup(zFull, strlen(zFull));
+  free(zFull);
+  return zOut;
+}
+
+/*
+** Renames zFrom to zTo, which must not exist (MoveFileExW without
+** MOVEFILE_REPLACE_EXISTING fails when it does), written through to the
+** disk.
+*/
+int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
+  wchar_t *zWFrom, *zWTo = NULL;
+  int rc = COLVEC_OK;
+  int iFault = colvecOsHookBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
+  if (iFault) return colvecOsErrnoErr(pErr, iFault, "rename", zFrom);
+  zWFrom = osWinWide(zFrom, pErr, &rc);
+  if (zWFrom) zWTo = osWinWide(zTo, pErr, &rc);
+  if (zWTo) {
+    if (!MoveFileExW(zWFrom, zWTo, MOVEFILE_WRITE_THROUGH)) {
+      rc = osWinIoErr(pErr, "rename", zFrom);
+    }
+  }
+  colvecFree(zWFrom);
+  colvecFree(zWTo);
+  if (rc == COLVEC_OK) colvecOsHookAfter(COLVEC_OSOP_RENAME, zFrom, zTo, 0, 0);
+  return rc;
+}
+
+/*
 ** Renames zFrom to zTo, replacing zTo if it exists, written through to
 ** the disk (MoveFileExW). Fails while either file is open or mapped.
 */

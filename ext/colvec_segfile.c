@@ -576,11 +576,12 @@ int colvecSegWriterEnd(ColvecSegWriter *p) {
 /*
 ** Completes the segment for nRow rows: checks every section against the
 ** format's rules, writes the section table and the header, fsyncs and
-** closes the file, renames it from .tmp to its final name and fsyncs the
-** folder. Always frees p. On error (including an earlier sticky error of
-** p) the .tmp file is removed, pErr gets the message and the code is
-** returned; nothing is left under the final name unless it was there
-** before.
+** closes the file, renames it from .tmp to its final name (which must not
+** exist: a file there is never replaced, COLVEC_IOERR with errno EEXIST)
+** and fsyncs the folder. Always frees p. On error (including an earlier
+** sticky error of p) the .tmp file is removed, pErr gets the message and
+** the code is returned; nothing is left under the final name unless it
+** was there before.
 */
 int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr) {
   uint8_t aHdr[COLVEC_SEG_HEADER_SIZE];
@@ -641,7 +642,10 @@ int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr) {
     p->rc = colvecOsClose(p->pFile, &p->err);
     p->pFile = NULL;
   }
-  if (p->rc == COLVEC_OK) p->rc = colvecOsRename(p->zTmp, p->zFinal, &p->err);
+  /* never over an existing file: a damaged database must not make colvec
+  ** replace a segment */
+  if (p->rc == COLVEC_OK)
+    p->rc = colvecOsRenameNew(p->zTmp, p->zFinal, &p->err);
   if (p->rc == COLVEC_OK) {
     p->rc = colvecOsSyncParent(p->zFinal, &p->err);
     /* Renamed but not durable: remove it rather than leave a doubt. */

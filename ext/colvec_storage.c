@@ -72,7 +72,8 @@
 #define STORAGE_SEGDATA_DEL 21   /* the chunks of one segment */
 #define STORAGE_SEGDATA_READ 22  /* the chunks of one segment, in order */
 #define STORAGE_SEGDATA_CLEAR 23 /* every chunk */
-#define STORAGE_NSTMT 24         /* number of ids */
+#define STORAGE_SEG_BOUNDS 24    /* largest segid and generations named */
+#define STORAGE_NSTMT 25         /* number of ids */
 
 #if STORAGE_NSTMT > COLVEC_STORAGE_NSTMT
 #error "ColvecStorage.apStmt is too small"
@@ -80,7 +81,7 @@
 
 /*
 ** SQL of each statement id from STORAGE_DELTA_DELETE on: an sqlite3_mprintf
-** format that storageStmt gives the schema and the table name, twice (a
+** format that storageStmt gives the schema and the table name, four times (a
 ** format naming one table, or only the schema, leaves the rest unused).
 ** Parameters are described here when more than a key is bound, else by
 ** the function that binds them.
@@ -139,6 +140,12 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "\"%w\".\"%w_segdata\" WHERE segid=?1 ORDER BY chunk",
     /* STORAGE_SEGDATA_CLEAR */
     "DELETE FROM \"%w\".\"%w_segdata\"",
+    /* STORAGE_SEG_BOUNDS: the largest segid of the manifest and of the
+    ** trash, the largest and smallest trash generation (NULL when empty) */
+    "SELECT (SELECT max(segid) FROM \"%w\".\"%w_manifest\"), "
+    "(SELECT max(segid) FROM \"%w\".\"%w_trash\"), "
+    "(SELECT max(generation) FROM \"%w\".\"%w_trash\"), "
+    "(SELECT min(generation) FROM \"%w\".\"%w_trash\")",
 };
 
 /* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME.
@@ -193,6 +200,7 @@ static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
       zSql = sqlite3_str_finish(pStr);
     } else {
       zSql = sqlite3_mprintf(storageSql[iStmt], pC->zDb, pC->zName, pC->zDb,
+                             pC->zName, pC->zDb, pC->zName, pC->zDb,
                              pC->zName);
     }
     if (zSql == NULL) {
@@ -1275,6 +1283,66 @@ int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
   bNeeded = sqlite3_step(pStmt) == SQLITE_ROW;
   rc = sqlite3_reset(pStmt);
   return rc == SQLITE_OK ? bNeeded : -rc;
+}
+
+/* Reads and checks the segment counters; see colvecInt.h. */
+int colvecStorageCounters(ColvecStorage *p, sqlite3_int64 *piNextSegid,
+                          sqlite3_int64 *piGen, char **pzErr) {
+  const char *zName = p->pConfig->zName;
+  sqlite3_int64 iNext = 0, iGen = 0, iMaxSeg = 0, iMaxGen = 0, iLo;
+  const char *zWhy = NULL;
+  int rc = colvecStorageConfigGet(p, "next_segid", &iNext);
+  sqlite3_stmt *pStmt;
+  if (rc == SQLITE_OK) rc = colvecStorageConfigGet(p, "generation", &iGen);
+  if (rc == COLVEC_CORRUPT_VTAB) {
+    *pzErr = sqlite3_mprintf("colvec: table %s is damaged: %s_config lacks "
+                             "next_segid or generation",
+                             zName, zName);
+    return rc;
+  }
+  pStmt = storageStmt(p, STORAGE_SEG_BOUNDS, &rc);
+  if (pStmt && sqlite3_step(pStmt) == SQLITE_ROW) {
+    int i;
+    for (i = 0; i < 2; i++) {
+      sqlite3_int64 v = sqlite3_column_int64(pStmt, i);
+      if (v > iMaxSeg) iMaxSeg = v;
+    }
+    iMaxGen = sqlite3_column_int64(pStmt, 2);
+    /* a row -g names transaction g (created and dropped in it) */
+    iLo = sqlite3_column_int64(pStmt, 3);
+    if (iLo < 0) {
+      iLo = iLo < -COLVEC_COUNTER_MAX ? COLVEC_COUNTER_MAX : -iLo;
+      if (iLo > iMaxGen) iMaxGen = iLo;
+    }
+  }
+  if (pStmt) rc = sqlite3_reset(pStmt);
+  if (rc != SQLITE_OK) {
+    if (rc != SQLITE_NOMEM) {
+      *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+    }
+    return rc;
+  }
+  if (iNext < 1 || iNext >= COLVEC_COUNTER_MAX) {
+    zWhy = "next_segid is out of range";
+  } else if (iNext <= iMaxSeg) {
+    zWhy = "next_segid names a segment that already exists";
+  } else if (iGen < 0 || iGen >= COLVEC_COUNTER_MAX) {
+    zWhy = "generation is out of range";
+  } else if (iGen < iMaxGen) {
+    zWhy = "generation is older than a dropped segment";
+  }
+  if (zWhy) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: table %s is damaged: %s_config %s (next_segid %lld, "
+        "generation %lld; largest segid named %lld, generation %lld); no "
+        "file was written",
+        zName, zName, zWhy, (long long)iNext, (long long)iGen,
+        (long long)iMaxSeg, (long long)iMaxGen);
+    return COLVEC_CORRUPT_VTAB;
+  }
+  if (piNextSegid) *piNextSegid = iNext;
+  if (piGen) *piGen = iGen;
+  return SQLITE_OK;
 }
 
 /* Integrity check of one segment file's name; see colvecInt.h. */

@@ -388,11 +388,11 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       }
     }
   }
-  if (rc == SQLITE_OK && !bEmbed) {
+  if (rc == SQLITE_OK) {
     /* an embedded table's folder is a cache: a file no row names (one an
     ** old WAL reader rebuilt for its snapshot) is stale, not damage; the
-    ** next cleanup deletes it */
-    rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pzErr);
+    ** next cleanup deletes it. Only its counters are checked. */
+    rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, bEmbed, pzErr);
   }
   return rc;
 }

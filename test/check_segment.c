@@ -126,6 +126,8 @@ static int tWrite(const char *zPath, const TData *d, int iChunk) {
   ColvecErr err;
   int rc;
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
+  /* the writer never replaces a file: the tests rewrite on purpose */
+  colvecOsUnlink(zPath, NULL);
   rc = colvecSegWriterOpen(zTmp, 0x1234567890ABCDEFULL, &w, &err);
   if (rc != COLVEC_OK) return rc;
   rc = tSection(w, COLVEC_SEG_ROWIDS, 0, 8, 0, d->aRowid, sizeof(d->aRowid),
@@ -750,6 +752,7 @@ START_TEST(test_elemsize_bound) {
   for (i = 0; i < 2; i++) {
     /* the largest allowed size opens, with one row and with none */
     for (nRow = 1; nRow >= 0; nRow--) {
+      colvecOsUnlink(zPath, NULL); /* the writer never replaces a file */
       ck_assert_int_eq(colvecSegWriterOpen(zTmp, 5, &w, &err), COLVEC_OK);
       ck_assert_int_eq(
           tSection(w, aKind[i], 0, nMax, 0, aRow, (int64_t)nMax * nRow, 0),
@@ -972,6 +975,26 @@ START_TEST(test_os_helpers) {
                                   tPath("db-colvec/docs/000004.seg"), &err),
                    COLVEC_OK);
   ck_assert_int_eq(colvecOsSyncParent(tPath("db-colvec/docs/000004.seg"), &err),
+                   COLVEC_OK);
+  /* a rename to a taken name fails and changes nothing: 000004.seg keeps
+  ** its 10000 bytes, 000003.seg (empty) stays; a free name works */
+  ck_assert_int_eq(colvecOsRenameNew(tPath("db-colvec/docs/000003.seg"),
+                                     tPath("db-colvec/docs/000004.seg"), &err),
+                   COLVEC_IOERR);
+  ck_assert_int_eq(err.iErrno, EEXIST);
+  ck_assert(colvecOsExists(tPath("db-colvec/docs/000003.seg")));
+  ck_assert_int_eq(colvecOsOpen(tPath("db-colvec/docs/000004.seg"),
+                                COLVEC_OPEN_READONLY, &f, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsFileSize(f, &nByte, &err), COLVEC_OK);
+  ck_assert_int_eq(nByte, 10000);
+  ck_assert_int_eq(colvecOsClose(f, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecOsRenameNew(tPath("db-colvec/docs/000003.seg"),
+                                     tPath("db-colvec/docs/000005.seg"), &err),
+                   COLVEC_OK);
+  ck_assert(!colvecOsExists(tPath("db-colvec/docs/000003.seg")));
+  ck_assert_int_eq(colvecOsRenameNew(tPath("db-colvec/docs/000005.seg"),
+                                     tPath("db-colvec/docs/000003.seg"), &err),
                    COLVEC_OK);
   ck_assert_int_eq(colvecOsOpen(tPath("db-colvec/docs/000002.seg"),
                                 COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
