@@ -31,7 +31,8 @@
 ** the copy would hold uncommitted pages and segments.
 **
 ** The destination is untrusted input: a plain path (not ":memory:", not a
-** URI) whose folder exists and where neither the file, its journal, WAL or
+** URI) whose folder exists, is not inside a -colvec folder (whose files
+** colvec's cleanup deletes), and where neither the file, its journal, WAL or
 ** -shm file nor its -colvec folder exist. The file is claimed by an
 ** exclusive create and the -colvec folder by mkdir, so a name that appears
 ** meanwhile is never overwritten. Segment files are written as colvec writes
@@ -113,9 +114,53 @@ static int backupAbsent(BackupCall *p, const char *zBase, const char *zSuffix) {
 }
 
 /*
+** Returns 1 when a folder of path z (not its last part) is named like a
+** sidecar folder, "<anything>-colvec" in any case, else 0.
+*/
+static int backupInSidecar(const char *z) {
+  const char *zEnd = colvecOsBaseName(z), *zPart = z, *c;
+  for (c = z; c < zEnd; c++) {
+    if (*c == '/' || *c == '\\') {
+      if (c - zPart >= 7 && sqlite3_strnicmp(c - 7, "-colvec", 7) == 0) {
+        return 1;
+      }
+      zPart = c + 1;
+    }
+  }
+  return 0;
+}
+
+/*
+** Refuses a destination inside a sidecar folder (a -colvec folder, or a
+** table folder in one), whether named so or reached through "..", a
+** symbolic link or a relative path: colvec's cleanup deletes what it finds
+** there, and a copy in one would vanish. zParent is the destination's
+** folder, which exists. Returns SQLITE_OK, SQLITE_NOMEM, or an error set
+** in p.
+*/
+static int backupCheckSidecar(BackupCall *p, const char *zParent) {
+  char *zReal = colvecOsRealPath(zParent);
+  char *zProbe = zReal ? sqlite3_mprintf("%s/x", zReal) : NULL;
+  int rc = SQLITE_OK;
+  if (backupInSidecar(p->zDest) || (zProbe && backupInSidecar(zProbe))) {
+    rc = backupError(p, SQLITE_MISUSE,
+                     "colvec: colvec_backup: the destination '%s' is inside a "
+                     "-colvec folder, where colvec keeps segment files and "
+                     "deletes files it does not need: choose a path outside "
+                     "it",
+                     p->zDest);
+  } else if (zReal && zProbe == NULL) {
+    rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zProbe);
+  colvecFree(zReal);
+  return rc;
+}
+
+/*
 ** Checks the destination path p->zDest as untrusted input: a file path (not
 ** empty, not ":memory:", not a URI, not in colvec's memory tree) whose
-** folder exists, and at which neither the file, its journal, WAL or shared
+** folder exists and is not inside a -colvec folder, and at which neither the file, its journal, WAL or shared
 ** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error
 ** set in p.
 */
@@ -144,6 +189,7 @@ static int backupCheckDest(BackupCall *p) {
                      "does not exist (or is not a folder)",
                      zParent);
   }
+  if (rc == SQLITE_OK) rc = backupCheckSidecar(p, zParent);
   sqlite3_free(zParent);
   if (rc == SQLITE_OK) rc = backupAbsent(p, z, "");
   if (rc == SQLITE_OK) rc = backupAbsent(p, z, "-journal");
