@@ -1242,6 +1242,15 @@ int colvecStorageDataVersion(ColvecStorage *p, sqlite3_int64 *piVersion);
 int colvecStorageIsWal(ColvecStorage *p);
 
 /*
+** WAL mode: returns 1 when the newest commit of the table's database no
+** longer has this table with segment folder zFolder (a newer commit dropped
+** it, so a snapshot that still has it is too old), read through a
+** read-only connection of its own; 0 when it does, when the database is
+** not in WAL mode or has no file, or when that cannot be read.
+*/
+int colvecStorageDroppedLater(ColvecStorage *p, const char *zFolder);
+
+/*
 ** Number of delta rows in *pn and the largest delta rowid in *piMax
 ** (INT64_MIN when the delta is empty); either pointer may be NULL.
 */
@@ -1410,7 +1419,16 @@ struct ColvecVtab {
   int bCreated;            /* CREATEd in the current transaction, which a
                            ** ROLLBACK TO may have undone (see xSync) */
   struct ColvecCursor *pCursorList; /* open cursors (xFindFunction) */
+  char *zDamage; /* connected damaged (no usable segment folder): why; every
+                 ** read, write and check fails with it, DROP TABLE works;
+                 ** pSegs is NULL */
 };
+
+/*
+** A damaged table (ColvecVtab.zDamage): sets pTab's error message to why and
+** returns SQLITE_CORRUPT_VTAB; returns SQLITE_OK for an intact table.
+*/
+int colvecVtabDamaged(ColvecVtab *pTab);
 
 /* Debug builds: where a table is in SQLite's transaction calls. */
 #define COLVEC_TXN_NONE 0   /* outside a transaction (or after xCommit) */

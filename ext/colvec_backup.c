@@ -160,7 +160,8 @@ static int backupCheckSidecar(BackupCall *p, const char *zParent) {
 /*
 ** Checks the destination path p->zDest as untrusted input: a file path (not
 ** empty, not ":memory:", not a URI, not in colvec's memory tree) whose
-** folder exists and is not inside a -colvec folder, and at which neither the file, its journal, WAL or shared
+** folder exists and is not inside a -colvec folder, and at which neither the
+*file, its journal, WAL or shared
 ** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error
 ** set in p.
 */
@@ -287,6 +288,11 @@ static int backupOpenTables(BackupCall *p) {
       continue;
     }
     p->nColvec++;
+    rc = colvecVtabDamaged(pTab);
+    if (rc != SQLITE_OK) {
+      return backupError(p, rc, "colvec: colvec_backup: %s",
+                         pTab->zDamage + 8 /* after "colvec: " */);
+    }
     rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));

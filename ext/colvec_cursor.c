@@ -50,7 +50,10 @@ void colvecVtabSetError(ColvecVtab *pTab, char *zErr) {
 /* xOpen: a new, empty cursor. */
 int colvecCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  ColvecCursor *pCur = sqlite3_malloc(sizeof(ColvecCursor));
+  ColvecCursor *pCur;
+  int rc = colvecVtabDamaged(pTab);
+  if (rc != SQLITE_OK) return rc;
+  pCur = sqlite3_malloc(sizeof(ColvecCursor));
   if (pCur == NULL) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;

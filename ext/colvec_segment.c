@@ -304,6 +304,9 @@ void colvecSegTableChanged(ColvecSegTable *p) { p->iLocalGenNow++; }
 **     its next_segid): a newer commit dropped the segment and its file was
 **     deleted, so the read transaction is too old (SQLITE_BUSY_SNAPSHOT:
 **     retrying it on a new snapshot works);
+**   - none of the snapshot's segment files exists, and (WAL mode) the
+**     newest commit no longer has the table: a newer autocommit DROP TABLE
+**     removed them, the read transaction is too old (SQLITE_BUSY_SNAPSHOT);
 **   - none of the snapshot's segment files exists: the database was copied
 **     without its sidecar folder (SQLITE_CORRUPT_VTAB);
 **   - else the file alone was removed (SQLITE_CORRUPT_VTAB).
@@ -341,6 +344,16 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
         "colvec: segment %lld of table %s was removed by a newer commit: "
         "the read transaction is too old, retry it",
         (long long)iSegid, pC->zName);
+    return SQLITE_BUSY_SNAPSHOT;
+  }
+  if (nOlder == 0 && !bMem &&
+      colvecStorageDroppedLater(p->pStorage, colvecOsBaseName(p->zDir))) {
+    /* an autocommit DROP TABLE removed the files after this snapshot
+    ** began (WAL mode) */
+    *pzErr = sqlite3_mprintf(
+        "colvec: table %s was dropped by a newer commit: the read "
+        "transaction is too old, retry it",
+        pC->zName);
     return SQLITE_BUSY_SNAPSHOT;
   }
   if (nOlder == 0 && bMem) {

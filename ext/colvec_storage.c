@@ -200,8 +200,7 @@ static sqlite3_stmt *storageStmt(ColvecStorage *p, int iStmt, int *pRc) {
       zSql = sqlite3_str_finish(pStr);
     } else {
       zSql = sqlite3_mprintf(storageSql[iStmt], pC->zDb, pC->zName, pC->zDb,
-                             pC->zName, pC->zDb, pC->zName, pC->zDb,
-                             pC->zName);
+                             pC->zName, pC->zDb, pC->zName, pC->zDb, pC->zName);
     }
     if (zSql == NULL) {
       *pRc = SQLITE_NOMEM;
@@ -1394,6 +1393,44 @@ int colvecStorageIsWal(ColvecStorage *p) {
   }
   sqlite3_reset(pStmt);
   return bWal;
+}
+
+/* Whether a newer commit dropped the table; see colvecInt.h. */
+int colvecStorageDroppedLater(ColvecStorage *p, const char *zFolder) {
+  const ColvecConfig *pC = p->pConfig;
+  const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
+  sqlite3 *db2 = NULL;
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql;
+  int bDropped = 0, rc;
+  if (zFile == NULL || zFile[0] == 0 || !colvecStorageIsWal(p)) return 0;
+  zSql = sqlite3_mprintf(
+      "SELECT value FROM \"main\".\"%w_config\" WHERE key='folder'", pC->zName);
+  if (zSql == NULL) return 0;
+  /* a connection of its own reads the newest commit (this one is held at
+  ** its snapshot); it reads one shadow table, no colvec table */
+  rc = sqlite3_open_v2(zFile, &db2, SQLITE_OPEN_READONLY, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_prepare_v2(db2, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_ERROR &&
+        sqlite3_strglob("no such table: *", sqlite3_errmsg(db2)) == 0) {
+      bDropped = 1; /* gone */
+    }
+  }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_DONE) {
+      bDropped = 1;
+    } else if (rc == SQLITE_ROW) {
+      const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+      /* the name was taken by a newer table */
+      bDropped = z == NULL || strcmp(z, zFolder) != 0;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_close(db2);
+  sqlite3_free(zSql);
+  return bDropped;
 }
 
 /*************************************************************************

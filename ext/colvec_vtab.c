@@ -78,10 +78,19 @@ ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab) {
   return p;
 }
 
+/* Reports a damaged table's error; see colvecInt.h. */
+int colvecVtabDamaged(ColvecVtab *pTab) {
+  if (pTab->zDamage == NULL) return SQLITE_OK;
+  sqlite3_free(pTab->base.zErrMsg);
+  pTab->base.zErrMsg = sqlite3_mprintf("%s", pTab->zDamage);
+  return COLVEC_CORRUPT_VTAB;
+}
+
 /* Frees a table object and everything it owns (NULL allowed). */
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {
     vtabListRemove(pTab);
+    sqlite3_free(pTab->zDamage);
     colvecBatchFree(&pTab->pending);
     colvecIndexScratchFree(&pTab->scratch);
     sqlite3_free(pTab->aMark);
@@ -185,6 +194,18 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     rc = colvecSegTableOpen(db, pTab->pConfig, pTab->pStorage, zFolder,
                             &pTab->pSegs, pzErr);
   }
+  if (rc == COLVEC_CORRUPT_VTAB && !bCreate && pTab->pStorage) {
+    /* no usable segment folder: connected as damaged, so that DROP TABLE
+    ** still works; everything else fails with the message */
+    pTab->zDamage = *pzErr ? *pzErr
+                           : sqlite3_mprintf("colvec: table %s is "
+                                             "damaged",
+                                             pTab->pConfig->zName);
+    *pzErr = NULL;
+    colvecSegTableClose(pTab->pSegs);
+    pTab->pSegs = NULL;
+    rc = pTab->zDamage ? SQLITE_OK : SQLITE_NOMEM;
+  }
   if (rc != SQLITE_OK && bMadeFolder) {
     /* the folder this failed CREATE made is still empty */
     char *zFile = colvecSegDbFile(db, pTab->pConfig->zDb);
@@ -230,7 +251,8 @@ static int vtabDisconnectMethod(sqlite3_vtab *pVtab) {
 /*
 ** xDestroy: DROP TABLE drops the shadow tables. In autocommit mode it also
 ** removes the table's segment files and then its folder if empty
-** (vtabDropFiles). Inside an explicit transaction the files stay (a
+** (vtabDropFiles), unless the table is damaged (zDamage): then no file. Inside
+*an explicit transaction the files stay (a
 ** ROLLBACK brings the table back, and files cannot be un-deleted); after
 ** such a DROP commits, the folder is an orphan that the next CREATE or
 ** DROP in autocommit mode removes.
@@ -239,7 +261,8 @@ static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int rc = colvecStorageDestroy(pTab->pStorage);
   if (rc == SQLITE_OK) {
-    if (sqlite3_get_autocommit(pTab->db)) {
+    /* a damaged table (no folder it can prove its own) deletes no file */
+    if (sqlite3_get_autocommit(pTab->db) && pTab->pSegs) {
       colvecSegTableRelease(pTab->pSegs); /* unmapped: deletable anywhere */
       vtabDropFiles(pTab);
     }
@@ -702,7 +725,8 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                             sqlite_int64 *pRowid) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
-  int rc;
+  int rc = colvecVtabDamaged(pTab);
+  if (rc != SQLITE_OK) return rc;
   *pRowid = iLastRowid;
   rc = vtabUpdate(pTab, argc, argv, pRowid);
   sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
@@ -716,7 +740,8 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 */
 static int vtabRenameMethod(sqlite3_vtab *pVtab, const char *zNew) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
-  return colvecStorageRename(pTab->pStorage, zNew);
+  int rc = colvecVtabDamaged(pTab);
+  return rc == SQLITE_OK ? colvecStorageRename(pTab->pStorage, zNew) : rc;
 }
 
 /*
@@ -769,7 +794,8 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   int rc;
   /* a table CREATEd in this transaction joins it without xBegin */
   vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
-  pTab->nMark = 0; /* no savepoint outlives the commit */
+  pTab->nMark = 0;                     /* no savepoint outlives the commit */
+  if (pTab->zDamage) return SQLITE_OK; /* it wrote nothing (xUpdate) */
   if (pTab->bCreated) {
     /* SQLite still syncs a table whose CREATE a ROLLBACK TO undid: its
     ** shadow tables are gone and there is nothing to write */
@@ -802,7 +828,7 @@ static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   vtabTxnState(pTab, 1, COLVEC_TXN_NONE);
   vtabResetTransaction(pTab);
-  colvecSegTableChanged(pTab->pSegs);
+  if (pTab->pSegs) colvecSegTableChanged(pTab->pSegs);
   return SQLITE_OK;
 }
 
@@ -863,7 +889,7 @@ static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
     colvecBatchTruncate(&pTab->pending, 0);
     pTab->nFlushed = 0;
   }
-  colvecSegTableChanged(pTab->pSegs);
+  if (pTab->pSegs) colvecSegTableChanged(pTab->pSegs);
   return SQLITE_OK;
 }
 

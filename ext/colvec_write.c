@@ -311,6 +311,51 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
   return rc;
 }
 
+/*
+** Integrity check of a sidecar segment against the disk: the file its name
+** gives must exist and be the file handle h has open (same device and
+** inode where the os layer knows them). A connection keeps reading a
+** segment it mapped after the file was removed or replaced, while every
+** new connection fails; the check says so. Returns SQLITE_OK,
+** COLVEC_CORRUPT_VTAB with *pzErr set, or SQLITE_NOMEM.
+*/
+static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                            char **pzErr) {
+  const char *zName = pSegs->pConfig->zName;
+  const ColvecFileId *pOld = colvecSegFileId(h->pSeg);
+  char *zPath = colvecSegPath(pSegs->zDir, h->iSegid, "");
+  ColvecFile *pFile = NULL;
+  ColvecFileId id;
+  ColvecErr err;
+  int64_t nByte = 0;
+  int rc = SQLITE_OK;
+  if (zPath == NULL) return SQLITE_NOMEM;
+  memset(&id, 0, sizeof(id));
+  err.zMsg[0] = 0;
+  if (colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: integrity-check: table %s: segment %lld cannot be opened "
+        "from the disk (%s): this connection reads the copy it opened "
+        "before, new connections fail",
+        zName, (long long)h->iSegid, err.zMsg);
+    rc = COLVEC_CORRUPT_VTAB;
+  } else if (colvecOsFileStat(pFile, &nByte, &id, &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s", zName,
+                             err.zMsg);
+    rc = COLVEC_CORRUPT_VTAB;
+  } else if (id.bValid && pOld->bValid &&
+             (id.iDev != pOld->iDev || id.iIno != pOld->iIno)) {
+    *pzErr = sqlite3_mprintf(
+        "colvec: integrity-check: table %s: segment file %s was replaced "
+        "by another file since this connection opened it",
+        zName, zPath);
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  if (pFile) colvecOsClose(pFile, NULL);
+  sqlite3_free(zPath);
+  return rc;
+}
+
 /* Integrity check; see colvecInt.h. */
 int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
@@ -318,6 +363,11 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
   int i, bEmbed = 0, nRepair = 0;
   ColvecTick tick;
+  if (rc == SQLITE_OK && pTab->zDamage) {
+    *pzErr = sqlite3_mprintf("colvec: integrity-check: %s",
+                             pTab->zDamage + 8 /* after "colvec: " */);
+    return COLVEC_CORRUPT_VTAB;
+  }
   colvecTickInit(&tick, pTab->db);
   if (rc == SQLITE_OK && bFlush) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
@@ -335,6 +385,10 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       /* the stored bytes first: they are what a damaged file is rebuilt
       ** from */
       rc = colvecSegCheckData(pSegs, h, &tick.hook, pzErr);
+      if (rc != SQLITE_OK) break;
+    } else {
+      /* what new connections will find, not only what this one maps */
+      rc = writeCheckOnDisk(pSegs, h, pzErr);
       if (rc != SQLITE_OK) break;
     }
     rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
