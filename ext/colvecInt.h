@@ -252,7 +252,8 @@ int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst);
 **               (integer, real) or ATTR_VAROFFSETS + ATTR_VARBYTES (text,
 **               blob)
 **   vector      VECTORS, then the index parts colvecLayoutIndexParts()
-**               gives it, in the order quantizer, codes, graph
+**               gives it, in the order quantizer, codes, exact rows,
+**               graph, recall (colvecIndexWrite may leave some out)
 ** Compaction hands it the rows (colvecLayoutWrite*), the index code the
 ** bytes of its parts (colvecLayoutWritePart). Opening a segment resolves
 ** every column's sections once into a ColvecLayoutCol; readers use those
@@ -261,10 +262,12 @@ int64_t colvecBatchMaxRowid(const ColvecBatch *p, int64_t iFirst);
 */
 
 /* Index parts of a vector column (bit numbers of colvecLayoutIndexParts). */
-#define COLVEC_LAYOUT_QUANT 0 /* the trained quantizer, its own layout */
-#define COLVEC_LAYOUT_CODES 1 /* one fixed-size code per row */
-#define COLVEC_LAYOUT_GRAPH 2 /* the graph of the index type, its layout */
-#define COLVEC_LAYOUT_NPART 3 /* number of index parts */
+#define COLVEC_LAYOUT_QUANT 0  /* the trained quantizer, its own layout */
+#define COLVEC_LAYOUT_CODES 1  /* one fixed-size code per row */
+#define COLVEC_LAYOUT_GRAPH 2  /* the graph of the index type, its layout */
+#define COLVEC_LAYOUT_EXACT 3  /* rows searched exactly beside the graph */
+#define COLVEC_LAYOUT_RECALL 4 /* the graph's measured recall */
+#define COLVEC_LAYOUT_NPART 5  /* number of index parts */
 
 /* One user column of an open segment, resolved at open. */
 typedef struct ColvecLayoutCol ColvecLayoutCol;
@@ -762,16 +765,30 @@ void colvecIndexScratchFree(ColvecIndexScratch *p);
 ** the codes and the float32 vectors of ColvecSegIndex, and rescoring
 ** (colvecIndexFinish).
 */
+/* What colvecIndexWrite hands an index type's xBuild, and gets back. */
+typedef struct ColvecIndexBuild ColvecIndexBuild;
+struct ColvecIndexBuild {
+  const ColvecQuant *pQuant; /* the column's quantizer, or NULL */
+  const uint8_t *aCode;      /* its codes, one per row, or NULL */
+  const uint8_t *aExact;     /* bitmap of the rows kept exact, or NULL */
+  const uint32_t *aExactRow; /* those rows, ascending */
+  int64_t nExact;            /* number of rows kept exact */
+  uint8_t *aPart;            /* out: the structure (sqlite3_malloc'd) */
+  int64_t nPart;             /* out: its bytes */
+  ColvecHnswRecall recall;   /* out: what the structure measured */
+};
+
 typedef struct ColvecIndexMethods ColvecIndexMethods;
 struct ColvecIndexMethods {
   const char *zName; /* name, for messages and debugging */
   int ePart;         /* COLVEC_LAYOUT_* part holding its structure; -1 none */
   /* Builds the structure of nRow vectors at aVec (rowids aRowid, row
-  ** order) and writes it with colvecLayoutWritePart(); NULL: nothing to
+  ** order) into pB->aPart and measures its recall (pB->recall) searching
+  ** the codes of pB (and, below the floor, the vectors); NULL: nothing to
   ** build. Returns COLVEC_OK, COLVEC_NOMEM, COLVEC_INTERRUPT or an error. */
-  int (*xBuild)(ColvecSegWriter *pW, ColvecTick *pTick, const ColvecConfig *pC,
-                int iCol, const void *aVec, int64_t nRow,
-                const int64_t *aRowid);
+  int (*xBuild)(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
+                const void *aVec, int64_t nRow, const int64_t *aRowid,
+                ColvecIndexBuild *pB);
   /* Opens the structure (n bytes at a, which stay valid while it is open)
   ** of a segment of nRow rows into *ppState; NULL: nothing to open.
   ** Returns COLVEC_OK, COLVEC_NOMEM or COLVEC_CORRUPT. */
@@ -797,6 +814,9 @@ struct ColvecSegIndex {
   void *pCodeOwned;        /* access=file: codes read into memory */
   const uint8_t *aVecBase; /* float32 vectors in the mapping, or NULL */
   int bWarm;               /* last rescoring found the vectors resident */
+  uint32_t *aExactRow;     /* rows the codes leave out, ascending, or NULL */
+  int64_t nExact;          /* entries of aExactRow */
+  uint8_t *aExact;         /* bitmap of those rows (nRow bits), or NULL */
 };
 
 /* The HNSW index type (colvec_index_hnsw.c). */

@@ -716,3 +716,49 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
   *pnOut = (int)n;
   return COLVEC_OK;
 }
+
+/* Version of the recall part's layout. */
+#define HNSW_RECALL_VERSION 1
+
+/* Encodes the recall record; see colvec_hnsw.h. */
+void colvecHnswRecallEncode(const ColvecHnswRecall *p, uint8_t *a) {
+  double aR[2];
+  int i;
+  aR[0] = p->rCodes;
+  aR[1] = p->rVectors;
+  memset(a, 0, COLVEC_RECALL_BYTES);
+  hnswPut32(a, HNSW_RECALL_VERSION);
+  hnswPut32(a + 4, (uint32_t)p->nQuery);
+  hnswPut32(a + 8, (uint32_t)p->k);
+  hnswPut32(a + 12, (uint32_t)p->eUsed);
+  for (i = 0; i < 2; i++) {
+    uint32_t u = aR[i] < 0.0 ? 0 : (uint32_t)(aR[i] * 1e6 + 0.5) + 1;
+    hnswPut32(a + 16 + 8 * i, u);
+  }
+}
+
+/* Decodes the recall record; see colvec_hnsw.h. */
+int colvecHnswRecallDecode(const uint8_t *a, int64_t n, ColvecHnswRecall *p) {
+  uint32_t aU[2];
+  int i;
+  if (n != COLVEC_RECALL_BYTES || hnswGet32(a) != HNSW_RECALL_VERSION) {
+    return COLVEC_CORRUPT;
+  }
+  p->nQuery = (int)hnswGet32(a + 4);
+  p->k = (int)hnswGet32(a + 8);
+  p->eUsed = (int)hnswGet32(a + 12);
+  for (i = 0; i < 2; i++) {
+    aU[i] = hnswGet32(a + 16 + 8 * i);
+    if (aU[i] > 1000001 || hnswGet32(a + 20 + 8 * i) != 0) {
+      return COLVEC_CORRUPT;
+    }
+  }
+  p->rCodes = aU[0] ? (aU[0] - 1) / 1e6 : -1.0;
+  p->rVectors = aU[1] ? (aU[1] - 1) / 1e6 : -1.0;
+  if (p->nQuery < 0 || p->nQuery > COLVEC_RECALL_QUERIES || p->k < 0 ||
+      p->k > COLVEC_RECALL_K || p->eUsed < COLVEC_RECALL_CODES ||
+      p->eUsed > COLVEC_RECALL_EXACT) {
+    return COLVEC_CORRUPT;
+  }
+  return COLVEC_OK;
+}

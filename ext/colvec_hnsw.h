@@ -116,6 +116,53 @@ struct ColvecHnswPair {
 ** Interface to code in colvec_hnsw.c (layout, serialisation, search)
 */
 
+/*
+** Each graph measures its own recall when it is built: COLVEC_RECALL_QUERIES
+** of its rows (every nRow/COLVEC_RECALL_QUERIES-th) are searched as at the
+** defaults (k = COLVEC_RECALL_K, the type's oversampling, ef 64, rescored)
+** and compared with an exact scan. Below COLVEC_RECALL_FLOOR on the codes
+** the segment is written without them (its graph traversed on the float32
+** vectors), and below the floor on the vectors too without a graph (exact
+** scans). The figures are stored with the segment (the index code's
+** COLVEC_LAYOUT_RECALL part, a COLVEC_SEG_RECALL section), in the record
+** below, so that colvec-inspect reads them without SQLite.
+*/
+#define COLVEC_RECALL_QUERIES 32
+#define COLVEC_RECALL_K 10
+#define COLVEC_RECALL_FLOOR 0.9
+
+/* How a segment column is searched, as the recall measure chose. */
+#define COLVEC_RECALL_CODES 0   /* graph on the codes (the default) */
+#define COLVEC_RECALL_VECTORS 1 /* graph on the float32 vectors */
+#define COLVEC_RECALL_EXACT 2   /* no graph: exact scans */
+
+/* Bytes of the stored recall part (see colvecHnswRecallDecode). */
+#define COLVEC_RECALL_BYTES 32
+
+/* What a segment's graph measured when it was built. */
+typedef struct ColvecHnswRecall ColvecHnswRecall;
+struct ColvecHnswRecall {
+  int nQuery;      /* rows searched as queries */
+  int k;           /* neighbours asked for per query */
+  int eUsed;       /* COLVEC_RECALL_*: how the segment is searched */
+  double rCodes;   /* recall@k traversing the codes (-1: no codes) */
+  double rVectors; /* recall@k on the float32 vectors (-1: not measured) */
+};
+
+/*
+** Encodes *p as the stored record, COLVEC_RECALL_BYTES at a: u32 version,
+** u32 queries, u32 k, u32 how the segment is searched (COLVEC_RECALL_*),
+** then the recall on the codes and on the vectors, each a u64 of
+** millionths plus one (0: not measured), so that no float is stored.
+*/
+void colvecHnswRecallEncode(const ColvecHnswRecall *p, uint8_t *a);
+
+/*
+** Decodes the stored record (n bytes at a) into *p. Returns COLVEC_OK, or
+** COLVEC_CORRUPT when the bytes are not a valid record.
+*/
+int colvecHnswRecallDecode(const uint8_t *a, int64_t n, ColvecHnswRecall *p);
+
 /* Level of the node holding rowid: a deterministic geometric draw, P=1/M. */
 int colvecHnswLevel(uint64_t iRowid, int nM);
 

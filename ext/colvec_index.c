@@ -51,6 +51,8 @@ static void indexFree(void *pArg) {
     colvecQuantFree(p->pQuant);
     sqlite3_free(p->pCodeOwned);
     sqlite3_free(p->pStateOwned);
+    sqlite3_free(p->aExactRow);
+    sqlite3_free(p->aExact);
     sqlite3_free(p);
   }
 }
@@ -66,7 +68,40 @@ void colvecIndexScratchFree(ColvecIndexScratch *p) {
   memset(p, 0, sizeof(*p));
 }
 
-/* Writes the index sections of one column; see colvecInt.h. */
+/*
+** Fills pB's list and bitmap of the rows kept exact from quantizer pQuant's
+** outliers (nRow rows; the caller frees both arrays). Returns COLVEC_OK or
+** COLVEC_NOMEM.
+*/
+static int indexExactRows(const ColvecQuant *pQuant, int64_t nRow,
+                          ColvecIndexBuild *pB, uint32_t **paRow,
+                          uint8_t **paBits) {
+  int64_t n = 0, i;
+  const int64_t *aOut = colvecQuantOutliers(pQuant, &n);
+  *paRow = NULL;
+  *paBits = NULL;
+  if (n == 0) return COLVEC_OK;
+  *paRow = sqlite3_malloc64(sizeof(uint32_t) * (sqlite3_uint64)n);
+  *paBits = sqlite3_malloc64((sqlite3_uint64)(nRow + 7) / 8);
+  if (*paRow == NULL || *paBits == NULL) return COLVEC_NOMEM;
+  memset(*paBits, 0, (size_t)(nRow + 7) / 8);
+  for (i = 0; i < n; i++) {
+    (*paRow)[i] = (uint32_t)aOut[i];
+    (*paBits)[aOut[i] >> 3] |= (uint8_t)(1 << (aOut[i] & 7));
+  }
+  pB->aExactRow = *paRow;
+  pB->aExact = *paBits;
+  pB->nExact = n;
+  return COLVEC_OK;
+}
+
+/*
+** Writes the index sections of one column; see colvecInt.h. Everything is
+** built in memory first (quantizer, codes, graph), the graph measures its
+** recall, and only then are the parts written, in layout order: quantizer,
+** codes and exact rows unless the codes fell below the floor, the graph
+** unless the vectors did too, and the recall figures.
+*/
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                      const ColvecConfig *pC, int iCol, const void *aVec,
                      int64_t nRow, const int64_t *aRowid, char **pzErr) {
@@ -74,25 +109,27 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   int mPart = colvecLayoutIndexParts(pCol, nRow);
   ColvecQuant *pQuant = NULL;
   const ColvecIndexMethods *pType = indexType(mPart);
-  uint8_t *aBuf = NULL;
-  int rc = COLVEC_OK;
+  ColvecIndexBuild b;
+  uint8_t *aCode = NULL, *aSer = NULL, *aExactBits = NULL;
+  uint32_t *aExactRow = NULL;
+  int64_t nSer = 0, nCode = 0;
+  int rc = COLVEC_OK, bCodes, bGraph;
+  memset(&b, 0, sizeof(b));
   if (mPart & (1 << COLVEC_LAYOUT_QUANT)) {
     const float *aF32 = (const float *)aVec;
-    int64_t nCode, i;
+    int64_t i;
     rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
                               pCol->nDim, aF32, nRow, pCol->nDim, &pTick->hook,
                               &pQuant);
     if (rc == COLVEC_OK) {
-      int64_t nSer = colvecQuantSerializedBytes(pQuant);
+      nSer = colvecQuantSerializedBytes(pQuant);
       nCode = colvecQuantCodeBytes(pQuant);
-      aBuf = sqlite3_malloc64(
-          (sqlite3_uint64)(nSer > nCode * nRow ? nSer : nCode * nRow) + 8);
-      if (aBuf == NULL) {
+      aSer = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
+      aCode = sqlite3_malloc64((sqlite3_uint64)(nCode * nRow) + 8);
+      if (aSer == NULL || aCode == NULL) {
         rc = COLVEC_NOMEM;
       } else {
-        colvecQuantSerialize(pQuant, aBuf);
-        rc =
-            colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_QUANT, 0, aBuf, nSer);
+        colvecQuantSerialize(pQuant, aSer);
       }
       /* encoded COLVEC_QUANT_TICK vectors at a time, asking in between */
       for (i = 0; rc == COLVEC_OK && i < nRow; i += COLVEC_QUANT_TICK) {
@@ -101,22 +138,55 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
           rc = COLVEC_INTERRUPT;
         } else {
           rc = colvecQuantEncodeBatch(pQuant, aF32 + i * pCol->nDim, n,
-                                      pCol->nDim, aBuf + i * nCode);
+                                      pCol->nDim, aCode + i * nCode);
         }
       }
-      if (rc == COLVEC_OK) {
-        rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_CODES, (int)nCode,
-                                   aBuf, nCode * nRow);
-      }
     }
-    sqlite3_free(aBuf);
-    aBuf = NULL;
+    if (rc == COLVEC_OK) {
+      rc = indexExactRows(pQuant, nRow, &b, &aExactRow, &aExactBits);
+    }
+    b.pQuant = pQuant;
+    b.aCode = aCode;
   }
   if (rc == COLVEC_OK && pType->xBuild) {
-    rc = pType->xBuild(pW, pTick, pC, iCol, aVec, nRow, aRowid);
+    rc = pType->xBuild(pTick, pC, iCol, aVec, nRow, aRowid, &b);
+  }
+  bCodes = pQuant && b.recall.eUsed == COLVEC_RECALL_CODES;
+  bGraph = b.aPart && b.recall.eUsed != COLVEC_RECALL_EXACT;
+  if (rc == COLVEC_OK && bCodes) {
+    rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_QUANT, 0, aSer, nSer);
+  }
+  if (rc == COLVEC_OK && bCodes) {
+    rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_CODES, (int)nCode, aCode,
+                               nCode * nRow);
+  }
+  if (rc == COLVEC_OK && bCodes && b.nExact > 0) {
+    uint8_t *a = (uint8_t *)aExactRow; /* rewritten little-endian in place */
+    int64_t i;
+    int j;
+    for (i = 0; i < b.nExact; i++) {
+      uint32_t u = aExactRow[i];
+      for (j = 0; j < 4; j++)
+        a[4 * i + j] = (uint8_t)(u >> (8 * j));
+    }
+    rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_EXACT, 4, a,
+                               4 * b.nExact);
+  }
+  if (rc == COLVEC_OK && bGraph) {
+    rc = colvecLayoutWritePart(pW, iCol, pType->ePart, 0, b.aPart, b.nPart);
+  }
+  if (rc == COLVEC_OK && b.aPart) {
+    uint8_t aRec[COLVEC_RECALL_BYTES];
+    colvecHnswRecallEncode(&b.recall, aRec);
+    rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_RECALL, 0, aRec,
+                               COLVEC_RECALL_BYTES);
   }
   colvecQuantFree(pQuant);
-  sqlite3_free(aBuf);
+  sqlite3_free(aSer);
+  sqlite3_free(aCode);
+  sqlite3_free(aExactRow);
+  sqlite3_free(aExactBits);
+  sqlite3_free(b.aPart);
   if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
   /* a failed write keeps the writer's message (the file, the disk full),
   ** which the caller reports */
@@ -126,6 +196,48 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                              rc == COLVEC_NOMEM ? "out of memory" : "error");
   }
   return rc == COLVEC_NOMEM ? SQLITE_NOMEM : rc;
+}
+
+/*
+** Loads the rows of column iCol of h that its codes leave out (the EXACT
+** part, if any) into p->aExactRow and their bitmap p->aExact, checking
+** that they ascend strictly below the row count. Returns SQLITE_OK,
+** SQLITE_NOMEM, SQLITE_IOERR (*pzErr set) or COLVEC_CORRUPT_VTAB.
+*/
+static int indexOpenExact(ColvecSegHandle *h, int iCol, ColvecSegIndex *p,
+                          char **pzErr) {
+  void *pOwned = NULL;
+  int64_t n = 0, i;
+  const uint8_t *a = (const uint8_t *)colvecLayoutPart(
+      h, iCol, COLVEC_LAYOUT_EXACT, &pOwned, &n, pzErr);
+  int rc = SQLITE_OK;
+  if (a == NULL) {
+    if (*pzErr) rc = pOwned ? SQLITE_IOERR : SQLITE_NOMEM;
+    sqlite3_free(pOwned);
+    return rc;
+  }
+  p->nExact = n / 4;
+  p->aExactRow =
+      sqlite3_malloc64(sizeof(uint32_t) * (sqlite3_uint64)(p->nExact + 1));
+  p->aExact = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
+  if (p->aExactRow == NULL || p->aExact == NULL) {
+    rc = SQLITE_NOMEM;
+  } else {
+    memset(p->aExact, 0, (size_t)(h->nRow + 7) / 8 + 1);
+    for (i = 0; i < p->nExact; i++) {
+      const uint8_t *pU = a + 4 * i; /* little-endian */
+      uint32_t u = (uint32_t)pU[0] | ((uint32_t)pU[1] << 8) |
+                   ((uint32_t)pU[2] << 16) | ((uint32_t)pU[3] << 24);
+      if ((int64_t)u >= h->nRow || (i > 0 && u <= p->aExactRow[i - 1])) {
+        rc = COLVEC_CORRUPT_VTAB;
+        break;
+      }
+      p->aExactRow[i] = u;
+      p->aExact[u >> 3] |= (uint8_t)(1 << (u & 7));
+    }
+  }
+  sqlite3_free(pOwned);
+  return rc;
 }
 
 /*
@@ -182,6 +294,9 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     }
   } else if (*pzErr) {
     rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
+  }
+  if (rc == SQLITE_OK && p->pQuant) {
+    rc = indexOpenExact(h, iCol, p, pzErr);
   }
   p->pMethods = indexType(colvecLayoutPartMask(h, iCol));
   if (rc == SQLITE_OK && p->pMethods->xOpen) {

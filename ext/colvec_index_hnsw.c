@@ -8,6 +8,7 @@
 #include "colvecInt.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Build context: the contiguous vectors of the new segment. */
@@ -47,20 +48,156 @@ static void indexBuildPrefetch(void *pCtx, uint32_t iNode) {
     COLVEC_PREFETCH(a + i);
 }
 
+/* Context of the searches that measure a new graph's recall. */
+typedef struct IndexProbe IndexProbe;
+struct IndexProbe {
+  IndexBuild *pB;              /* the new segment's vectors and metric */
+  const ColvecQuantQuery *pqq; /* prepared query on the codes, or NULL */
+  const uint8_t *aCode;        /* the codes (with pqq) */
+  int nCodeBytes;              /* bytes per code */
+  uint32_t iQuery;             /* the row searched for */
+};
+
+/* indexBuildDist with NaN (inf - inf of huge vectors) as +infinity. */
+static float indexProbeExact(IndexBuild *pB, uint32_t a, uint32_t b) {
+  float r = indexBuildDist(pB, a, b);
+  return r == r ? r : INFINITY;
+}
+
+/* Query-to-node distance of a measuring search: codes, or vectors. */
+static float indexProbeDist(void *pCtx, uint32_t iNode) {
+  IndexProbe *p = (IndexProbe *)pCtx;
+  if (p->pqq) {
+    return colvecQuantDistance(p->pqq,
+                               p->aCode + (size_t)iNode * p->nCodeBytes);
+  }
+  return indexProbeExact(p->pB, p->iQuery, iNode);
+}
+
+/* qsort comparison of floats, ascending (NaN never reaches it). */
+static int indexFloatCmp(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
 /*
-** xBuild: builds the graph of the nRow vectors at aVec (rowids aRowid) and
-** hands its serialized bytes to the layout. Returns COLVEC_OK or an error.
+** Measures the recall of graph pGraph over the nRow vectors of pB (see
+** COLVEC_RECALL_QUERIES): traversing the codes of pIn when pqq is not NULL
+** (its quantizer's oversampling, the rows kept exact added to the
+** candidates), else the vectors. Sets *pr to the share of the queries'
+** results within their true k-th distance (ties count). Returns COLVEC_OK,
+** COLVEC_NOMEM or COLVEC_INTERRUPT.
 */
-static int hnswBuild(ColvecSegWriter *pW, ColvecTick *pTick,
-                     const ColvecConfig *pC, int iCol, const void *aVec,
-                     int64_t nRow, const int64_t *aRowid) {
+static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
+                        const ColvecIndexBuild *pIn, ColvecQuantQuery *pqq,
+                        ColvecTick *pTick, uint32_t nRow, double *pr) {
+  int rc = COLVEC_OK;
+  int k = nRow < COLVEC_RECALL_K ? (int)nRow : COLVEC_RECALL_K;
+  int nQuery = nRow < COLVEC_RECALL_QUERIES ? (int)nRow : COLVEC_RECALL_QUERIES;
+  double rOver =
+      pqq ? colvecQuantOversampling(colvecQuantType(pIn->pQuant)) : 1.0;
+  int nWant = (int)ceil(k * rOver), nEf, nHit = 0, iQ, i, nOut;
+  ColvecHnswSearch *pSearch = NULL;
+  ColvecHnswQuery hq;
+  IndexProbe probe;
+  uint32_t *aNode;
+  float *aDist, *aTop;
+  if (nWant > (int)nRow) nWant = (int)nRow;
+  nEf = nWant > COLVEC_INDEX_MIN_EF ? nWant : COLVEC_INDEX_MIN_EF;
+  aNode = sqlite3_malloc64(sizeof(uint32_t) * (sqlite3_uint64)nEf);
+  aDist = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)(nEf + pIn->nExact));
+  aTop = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)k);
+  if (aNode == NULL || aDist == NULL || aTop == NULL ||
+      colvecHnswSearchNew(&pSearch) != COLVEC_OK ||
+      colvecHnswSearchReserve(pSearch, nRow, nEf) != COLVEC_OK) {
+    rc = COLVEC_NOMEM;
+  }
+  memset(&probe, 0, sizeof(probe));
+  probe.pB = pB;
+  probe.aCode = pIn->aCode;
+  probe.nCodeBytes = pIn->pQuant ? colvecQuantCodeBytes(pIn->pQuant) : 0;
+  /* the portable kernels: the figure is stored, and segment bytes must
+  ** not depend on the CPU that wrote them */
+  if (pqq) colvecQuantQueryKernel(pqq, COLVEC_QUANT_KERNEL_SCALAR);
+  memset(&hq, 0, sizeof(hq));
+  hq.xDist = indexProbeDist;
+  hq.pCtx = &probe;
+  for (iQ = 0; rc == COLVEC_OK && iQ < nQuery; iQ++) {
+    uint32_t iRow = (uint32_t)((uint64_t)iQ * nRow / (uint64_t)nQuery);
+    const float *pVec = (const float *)(pB->aVec + (size_t)iRow * pB->nByte);
+    int nTop = 0, nCand = 0, j;
+    float rKth;
+    if (colvecTickStop(pTick)) {
+      rc = COLVEC_INTERRUPT;
+      break;
+    }
+    /* the truth: the k smallest exact distances, by insertion */
+    for (i = 0; i < (int)nRow; i++) {
+      float r = indexProbeExact(pB, iRow, (uint32_t)i);
+      if (nTop == k && !(r < aTop[k - 1])) continue;
+      if (nTop < k) nTop++;
+      for (j = nTop - 1; j > 0 && aTop[j - 1] > r; j--)
+        aTop[j] = aTop[j - 1];
+      aTop[j] = r;
+    }
+    rKth = aTop[k - 1];
+    /* the search as a query runs it: graph, then rescoring */
+    probe.iQuery = iRow;
+    probe.pqq = NULL;
+    if (pqq) {
+      if (colvecQuantQueryPrepare(pIn->pQuant, pVec, pqq) != COLVEC_OK) {
+        rc = COLVEC_NOMEM;
+        break;
+      }
+      probe.pqq = pqq;
+    }
+    if (colvecHnswSearch(pGraph, &hq, nEf, nWant, pSearch, aNode, aDist,
+                         &nOut) != COLVEC_OK) {
+      rc = COLVEC_NOMEM;
+      break;
+    }
+    for (i = 0; i < nOut; i++) {
+      uint32_t iNode = aNode[i];
+      if (pqq && pIn->aExact && (pIn->aExact[iNode >> 3] >> (iNode & 7)) & 1) {
+        continue; /* scored below, once */
+      }
+      aDist[nCand++] = indexProbeExact(pB, iRow, iNode);
+    }
+    for (i = 0; pqq && i < pIn->nExact; i++) {
+      aDist[nCand++] = indexProbeExact(pB, iRow, pIn->aExactRow[i]);
+    }
+    qsort(aDist, (size_t)nCand, sizeof(float), indexFloatCmp);
+    for (i = 0; i < nCand && i < k; i++) {
+      if (aDist[i] <= rKth) nHit++;
+    }
+  }
+  colvecHnswSearchFree(pSearch);
+  sqlite3_free(aNode);
+  sqlite3_free(aDist);
+  sqlite3_free(aTop);
+  *pr = nQuery > 0 ? (double)nHit / ((double)k * nQuery) : 1.0;
+  return rc;
+}
+
+/*
+** xBuild: builds the graph of the nRow vectors at aVec (rowids aRowid),
+** serializes it into pB->aPart and measures its recall: on the codes of pB
+** when there are any, and on the vectors when there are none or the codes
+** fall below COLVEC_RECALL_FLOOR; pB->recall.eUsed says what the segment
+** should keep. Returns COLVEC_OK or an error.
+*/
+static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
+                     const void *aVec, int64_t nRow, const int64_t *aRowid,
+                     ColvecIndexBuild *pB) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
   ColvecHnsw *pGraph = NULL;
-  uint8_t *aBuf = NULL;
   ColvecHnswConfig cfg;
+  ColvecQuantQuery qq;
+  ColvecHnswRecall *pR = &pB->recall;
   IndexBuild ctx;
   int rc;
   memset(&cfg, 0, sizeof(cfg));
+  memset(&qq, 0, sizeof(qq));
   cfg.nM = pCol->nM;
   cfg.nEfC = pCol->nEfC;
   cfg.nBatch = COLVEC_HNSW_DEFAULT_BATCH;
@@ -77,18 +214,32 @@ static int hnswBuild(ColvecSegWriter *pW, ColvecTick *pTick,
                        indexBuildDist, &ctx, &pGraph);
   if (rc == COLVEC_OK) {
     int64_t nSer = colvecHnswSerializedSize(pGraph);
-    aBuf = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
-    if (aBuf == NULL) {
+    pB->aPart = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
+    if (pB->aPart == NULL) {
       rc = COLVEC_NOMEM;
     } else {
-      rc = colvecHnswSerialize(pGraph, aBuf, (size_t)nSer);
-    }
-    if (rc == COLVEC_OK) {
-      rc = colvecLayoutWritePart(pW, iCol, COLVEC_LAYOUT_GRAPH, 0, aBuf, nSer);
+      rc = colvecHnswSerialize(pGraph, pB->aPart, (size_t)nSer);
+      pB->nPart = nSer;
     }
   }
+  memset(pR, 0, sizeof(*pR));
+  pR->nQuery = nRow < COLVEC_RECALL_QUERIES ? (int)nRow : COLVEC_RECALL_QUERIES;
+  pR->k = nRow < COLVEC_RECALL_K ? (int)nRow : COLVEC_RECALL_K;
+  pR->rCodes = -1.0;
+  pR->rVectors = -1.0;
+  pR->eUsed = COLVEC_RECALL_CODES;
+  if (rc == COLVEC_OK && pB->pQuant) {
+    rc =
+        indexMeasure(pGraph, &ctx, pB, &qq, pTick, (uint32_t)nRow, &pR->rCodes);
+  }
+  if (rc == COLVEC_OK && !(pR->rCodes >= COLVEC_RECALL_FLOOR)) {
+    rc = indexMeasure(pGraph, &ctx, pB, NULL, pTick, (uint32_t)nRow,
+                      &pR->rVectors);
+    pR->eUsed = pR->rVectors >= COLVEC_RECALL_FLOOR ? COLVEC_RECALL_VECTORS
+                                                    : COLVEC_RECALL_EXACT;
+  }
+  colvecQuantQueryClear(&qq);
   colvecHnswFree(pGraph);
-  sqlite3_free(aBuf);
   return rc;
 }
 
@@ -129,15 +280,26 @@ struct IndexQuery {
   char *zErrRead;              /* its message (owned) */
 };
 
+static float indexExactDist(IndexQuery *p, uint32_t iNode);
+
 /* Query-to-node distance: on the codes, or on the float32 vector. */
 static float indexQueryDist(void *pCtx, uint32_t iNode) {
   IndexQuery *p = (IndexQuery *)pCtx;
-  const void *pVec;
-  char *zErr = NULL;
   if (p->pIdx->pQuant) {
     return colvecQuantDistance(p->pqq, p->pIdx->aCode +
                                            (size_t)iNode * p->pIdx->nCodeBytes);
   }
+  return indexExactDist(p, iNode);
+}
+
+/*
+** Exact distance from the query to node iNode's float32 vector (mapped, or
+** read into p->pBuf); +infinity when the read fails (the first failure is
+** kept in p->rcRead and p->zErrRead).
+*/
+static float indexExactDist(IndexQuery *p, uint32_t iNode) {
+  const void *pVec;
+  char *zErr = NULL;
   if (p->pIdx->aVecBase) {
     pVec = p->pIdx->aVecBase + (size_t)iNode * p->pCol->nByte;
   } else {
@@ -243,6 +405,36 @@ static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
 }
 
 /*
+** Makes the rows the codes leave out (pIdx->aExactRow) candidates of every
+** search: drops them from the graph's nOut candidates s->aNode, then
+** appends each that passes the filter (aBits; NULL: all) with its exact
+** distance in s->aDist (what rescore=0 reports). Updates *pnOut. Returns
+** SQLITE_OK or SQLITE_NOMEM; a failed vector read is left in ctx.
+*/
+static int hnswAddExact(const ColvecSegIndex *pIdx, ColvecIndexScratch *s,
+                        IndexQuery *pCtx, const uint8_t *aBits, int *pnOut) {
+  int i, n = 0, rc;
+  int64_t j;
+  for (i = 0; i < *pnOut; i++) {
+    uint32_t iNode = s->aNode[i];
+    if ((pIdx->aExact[iNode >> 3] >> (iNode & 7)) & 1) continue;
+    s->aNode[n] = iNode;
+    s->aDist[n++] = s->aDist[i];
+  }
+  rc = indexReserve(s, n + (int)pIdx->nExact, pCtx->pCol->nByte);
+  if (rc != SQLITE_OK) return rc;
+  pCtx->pBuf = s->pBuf;
+  for (j = 0; j < pIdx->nExact; j++) {
+    uint32_t iNode = pIdx->aExactRow[j];
+    if (aBits && !((aBits[iNode >> 3] >> (iNode & 7)) & 1)) continue;
+    s->aNode[n] = iNode;
+    s->aDist[n++] = indexExactDist(pCtx, iNode);
+  }
+  *pnOut = n;
+  return SQLITE_OK;
+}
+
+/*
 ** xSearch: searches the graph for q->k * oversampling candidates among
 ** the bitmap's rows (aBits; NULL: every row), then offers them to pTopk
 ** with exact distances (rescoring) or the codes' estimates.
@@ -301,6 +493,14 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s: damaged graph",
                              (long long)h->iSegid, pC->zName);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
+  }
+  if (pIdx->nExact > 0) {
+    rc = hnswAddExact(pIdx, s, &ctx, aBits, &nOut);
+    if (ctx.rcRead != SQLITE_OK) {
+      *pzErr = ctx.zErrRead;
+      return ctx.rcRead;
+    }
+    if (rc != SQLITE_OK) return rc;
   }
   return colvecIndexFinish(h, pIdx, s, q, pCol, pC->ePrefault, nOut, pTopk,
                            pzErr);

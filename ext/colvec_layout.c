@@ -30,9 +30,11 @@ static int layoutTick(ColvecTick *pTick, int64_t i, char **pzErr) {
 
 /* The section kind of each index part, by COLVEC_LAYOUT_* number. */
 static const uint32_t aPartKind[COLVEC_LAYOUT_NPART] = {
-    COLVEC_SEG_QUANT, /* COLVEC_LAYOUT_QUANT */
-    COLVEC_SEG_CODES, /* COLVEC_LAYOUT_CODES */
-    COLVEC_SEG_GRAPH  /* COLVEC_LAYOUT_GRAPH */
+    COLVEC_SEG_QUANT,  /* COLVEC_LAYOUT_QUANT */
+    COLVEC_SEG_CODES,  /* COLVEC_LAYOUT_CODES */
+    COLVEC_SEG_GRAPH,  /* COLVEC_LAYOUT_GRAPH */
+    COLVEC_SEG_EXACT,  /* COLVEC_LAYOUT_EXACT */
+    COLVEC_SEG_RECALL, /* COLVEC_LAYOUT_RECALL */
 };
 
 /* Which index parts a column gets; see colvecInt.h. */
@@ -183,10 +185,12 @@ int colvecLayoutWriteVectors(const ColvecConfig *pC, ColvecSegWriter *pW,
 /* Appends one index part of a column; see colvecInt.h. */
 int colvecLayoutWritePart(ColvecSegWriter *pW, int iCol, int ePart, int nStride,
                           const void *a, int64_t n) {
-  /* the element sizes version 1 writes: codes their stride, the graph 4 */
-  uint32_t nElem = ePart == COLVEC_LAYOUT_CODES   ? (uint32_t)nStride
-                   : ePart == COLVEC_LAYOUT_GRAPH ? 4
-                                                  : 0;
+  /* the element sizes version 1 writes: codes their stride, the graph and
+  ** the exact rows 4 */
+  uint32_t nElem =
+      ePart == COLVEC_LAYOUT_CODES ? (uint32_t)nStride
+      : ePart == COLVEC_LAYOUT_GRAPH || ePart == COLVEC_LAYOUT_EXACT ? 4
+                                                                     : 0;
   int rc = colvecSegWriterBegin(pW, aPartKind[ePart], (uint32_t)iCol, nElem, 0);
   if (rc == COLVEC_OK && n > 0) rc = colvecSegWriterAppend(pW, a, n);
   if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);

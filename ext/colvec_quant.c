@@ -11,6 +11,7 @@
 #include "colvec_distance.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Layout of type NONE: no codes, no parameters, no query buffers. */
@@ -95,7 +96,8 @@ static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
 
 /*
 ** Copies the nDim floats of v to aOut, dividing by the Euclidean norm when
-** the metric is cosine (a zero vector stays zero).
+** the metric is cosine (a zero vector stays zero; a vector of subnormals
+** is divided in double).
 */
 void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
   int i;
@@ -107,8 +109,15 @@ void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
       s += (double)v[i] * v[i];
     if (s > 0.0) {
       float rInv = (float)(1.0 / sqrt(s));
-      for (i = 0; i < n; i++)
-        aOut[i] *= rInv;
+      if (isfinite(rInv)) {
+        for (i = 0; i < n; i++)
+          aOut[i] *= rInv;
+      } else {
+        /* subnormal components: 1/|v| overflows a float, not a double */
+        double rNorm = sqrt(s);
+        for (i = 0; i < n; i++)
+          aOut[i] = (float)((double)v[i] / rNorm);
+      }
     }
   }
 }
@@ -220,6 +229,7 @@ void colvecQuantFree(ColvecQuant *pQuant) {
   if (pQuant) {
     colvecFree(pQuant->aParam);
     colvecFree(pQuant->aAux);
+    colvecFree(pQuant->aOutlier);
     colvecFree(pQuant);
   }
 }
@@ -241,6 +251,132 @@ int colvecQuantTrain(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
                               ppQuant);
 }
 
+/* Most floats the outlier rule's sample copies (4 MB). */
+#define QUANT_SAMPLE_FLOATS (1 << 20)
+
+/* Most rows in the outlier rule's sample. */
+#define QUANT_SAMPLE_ROWS 1024
+
+/*
+** A row deviating from the per-dimension medians by more than this many
+** times the QUANT_OUTLIER_QUANTILE of the sample's deviations is an
+** outlier (see "Outliers" in colvec_quant.h).
+*/
+#define QUANT_OUTLIER_FACTOR 8.0
+
+/* The quantile of the sample's deviations the rule scales: 90%. */
+#define QUANT_OUTLIER_QUANTILE 0.9
+
+/* qsort comparison of floats, ascending (no NaN is ever compared). */
+static int quantFloatCmp(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* qsort comparison of doubles, ascending (no NaN is ever compared). */
+static int quantDoubleCmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** Deviation of input vector x (nDim floats, after colvecQuantInput) from
+** the medians aMed: the largest |x[d] - aMed[d]| over its finite
+** components, in double (no overflow for any two floats); 0 when none is
+** finite.
+*/
+static double quantDeviation(const float *x, const float *aMed, int nDim) {
+  double r = 0.0;
+  int d;
+  for (d = 0; d < nDim; d++) {
+    if (isfinite(x[d])) {
+      double e = fabs((double)x[d] - (double)aMed[d]);
+      if (e > r) r = e;
+    }
+  }
+  return r;
+}
+
+/*
+** Finds the outliers of nVec training vectors (see "Outliers" in
+** colvec_quant.h) and stores them, ascending, in pQuant->aOutlier. A
+** deterministic sample (rows j*nVec/nSample) gives each dimension's median
+** and the QUANT_OUTLIER_QUANTILE of the rows' deviations from the medians;
+** one pass then keeps every row deviating more than QUANT_OUTLIER_FACTOR
+** times that. aTmp holds nDim floats of scratch. Returns COLVEC_OK,
+** COLVEC_NOMEM or COLVEC_INTERRUPT.
+*/
+static int quantFindOutliers(ColvecQuant *pQuant, const float *aVec,
+                             int64_t nVec, int64_t nStride, float *aTmp,
+                             const ColvecInterrupt *pInt) {
+  int rc = COLVEC_OK;
+  int nDim = pQuant->nDim, d;
+  int64_t nSample = QUANT_SAMPLE_FLOATS / nDim, j, i, nAlloc = 0;
+  float *aSample, *aCol, *aMed;
+  double *aDev, rLimit;
+  if (nSample > QUANT_SAMPLE_ROWS) nSample = QUANT_SAMPLE_ROWS;
+  if (nSample < 16) nSample = 16;
+  if (nSample > nVec) nSample = nVec;
+  if (nSample == 0) return COLVEC_OK;
+  aSample = colvecMallocZero(&rc, (int64_t)sizeof(float) * nSample * nDim);
+  aCol = colvecMallocZero(&rc, (int64_t)sizeof(float) * nSample);
+  aMed = colvecMallocZero(&rc, (int64_t)sizeof(float) * nDim);
+  aDev = colvecMallocZero(&rc, (int64_t)sizeof(double) * nSample);
+  if (rc == COLVEC_OK) {
+    for (j = 0; j < nSample; j++) {
+      colvecQuantInput(pQuant, aVec + (j * nVec / nSample) * nStride,
+                       aSample + j * nDim);
+    }
+    for (d = 0; d < nDim; d++) {
+      int64_t n = 0;
+      for (j = 0; j < nSample; j++) {
+        float x = aSample[j * nDim + d];
+        if (isfinite(x)) aCol[n++] = x;
+      }
+      qsort(aCol, (size_t)n, sizeof(float), quantFloatCmp);
+      aMed[d] = n ? aCol[n / 2] : 0.0f;
+    }
+    for (j = 0; j < nSample; j++) {
+      aDev[j] = quantDeviation(aSample + j * nDim, aMed, nDim);
+    }
+    qsort(aDev, (size_t)nSample, sizeof(double), quantDoubleCmp);
+    rLimit = QUANT_OUTLIER_FACTOR *
+             aDev[(int64_t)(QUANT_OUTLIER_QUANTILE * (double)(nSample - 1))];
+    for (i = 0; rc == COLVEC_OK && i < nVec; i++) {
+      if (i % COLVEC_QUANT_TICK == COLVEC_QUANT_TICK - 1 &&
+          COLVEC_INTERRUPTED(pInt)) {
+        rc = COLVEC_INTERRUPT;
+        break;
+      }
+      colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
+      if (quantDeviation(aTmp, aMed, nDim) <= rLimit) continue;
+      if (pQuant->nOutlier == nAlloc) {
+        int64_t *aNew;
+        nAlloc = nAlloc ? 2 * nAlloc : 16;
+        aNew =
+            colvecRealloc(pQuant->aOutlier, (int64_t)sizeof(int64_t) * nAlloc);
+        if (aNew == NULL) {
+          rc = COLVEC_NOMEM;
+          break;
+        }
+        pQuant->aOutlier = aNew;
+      }
+      pQuant->aOutlier[pQuant->nOutlier++] = i;
+    }
+  }
+  colvecFree(aSample);
+  colvecFree(aCol);
+  colvecFree(aMed);
+  colvecFree(aDev);
+  return rc;
+}
+
+/* The outliers training left out; see colvec_quant.h. */
+const int64_t *colvecQuantOutliers(const ColvecQuant *pQuant, int64_t *pn) {
+  *pn = pQuant->nOutlier;
+  return pQuant->aOutlier;
+}
+
 /* Trains with an interrupt hook; see colvec_quant.h. */
 int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
                          const float *aVec, int64_t nVec, int64_t nStride,
@@ -259,7 +395,13 @@ int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
   if (p == NULL) return COLVEC_NOMEM;
   if (pM->xTrain) {
     aTmp = colvecMallocZero(&rc, (int64_t)sizeof(float) * p->nScratch);
-    if (rc == COLVEC_OK) rc = pM->xTrain(p, aVec, nVec, nStride, aTmp, pInt);
+    if (rc == COLVEC_OK) {
+      rc = quantFindOutliers(p, aVec, nVec, nStride, aTmp, pInt);
+    }
+    if (rc == COLVEC_OK) {
+      rc = pM->xTrain(p, aVec, nVec, nStride, p->aOutlier, p->nOutlier, aTmp,
+                      pInt);
+    }
   }
   colvecFree(aTmp);
   if (rc != COLVEC_OK) {

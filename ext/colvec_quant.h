@@ -29,8 +29,17 @@
 ** Design choices:
 **   - Per-dimension min/scale (not one global range): dimensions of real
 **     embeddings have different spreads, and a global range wastes steps on
-**     the narrow ones. Training takes min and max over all vectors (one
-**     pass, no sampling; NaN and infinities are ignored).
+**     the narrow ones. Training takes min and max over all vectors but the
+**     outliers (NaN and infinities are ignored).
+**   - Outliers: a few rows far from the others would stretch the ranges
+**     (and move the centroid) until every other row got the same code.
+**     Training first finds them (colvec_quant.c:quantFindOutliers): over a
+**     deterministic sample, each dimension's median and each row's
+**     deviation (largest |x[d] - median[d]|); a row deviating more than 8
+**     times the sample's 90th percentile is an outlier. The types train
+**     without them (their codes are clipped, or far off), and the caller
+**     gets their list (colvecQuantOutliers) to score them exactly. Data
+**     without such rows keeps none out, and codes identical to before.
 **   - Int codes are estimated asymmetrically: the query stays float. The
 **     kernel is one multiply-add per dimension, sum w[d]*code[d], with
 **     w[d] = (q[d]-min[d])*scale[d] prepared per query; each code carries
@@ -140,6 +149,13 @@ int colvecQuantTrainWith(ColvecQuantType eType, ColvecMetric eMetric, int nDim,
 
 /* Vectors trained between two questions to the interrupt hook. */
 #define COLVEC_QUANT_TICK 4096
+
+/*
+** The training vectors training left out as outliers: *pn indices into
+** them, ascending (NULL when *pn is 0). A quantizer that was deserialized
+** has none. Valid until the quantizer is freed.
+*/
+const int64_t *colvecQuantOutliers(const ColvecQuant *pQuant, int64_t *pn);
 
 /* Frees a quantizer (NULL is allowed). */
 void colvecQuantFree(ColvecQuant *pQuant);
@@ -324,10 +340,12 @@ struct ColvecQuantMethods {
   /* Checks deserialized (finite) parameters; COLVEC_CORRUPT if bad. NULL:
   ** every finite value is valid. */
   int (*xCheck)(const ColvecQuant *p);
-  /* Sets aParam from nVec vectors (see colvecQuantTrainWith); aTmp holds
-  ** nScratch floats. COLVEC_OK, _NOMEM or _INTERRUPT. NULL: no parameters. */
+  /* Sets aParam from nVec vectors (see colvecQuantTrainWith) except the
+  ** nSkip outliers aSkip (ascending row indices); aTmp holds nScratch
+  ** floats. COLVEC_OK, _NOMEM or _INTERRUPT. NULL: no parameters. */
   int (*xTrain)(ColvecQuant *p, const float *aVec, int64_t nVec,
-                int64_t nStride, float *aTmp, const ColvecInterrupt *pInt);
+                int64_t nStride, const int64_t *aSkip, int64_t nSkip,
+                float *aTmp, const ColvecInterrupt *pInt);
   /* Writes the code of one vector (nCodeByte bytes); aTmp holds nScratch
   ** floats. NULL: no codes. */
   void (*xEncode)(const ColvecQuant *p, const float *aVec, uint8_t *pCode,
@@ -351,15 +369,17 @@ struct ColvecQuant {
   const ColvecQuantKernels *pKernels; /* its code kernels, chosen once */
   ColvecMetric eMetric;               /* l2, cosine or dot */
   int nDim;                           /* dimensions of the input vectors */
-  int nPad;       /* dimensions of a code (bit: power of two >= 64) */
-  int nCodeByte;  /* bytes per code */
-  int nScratch;   /* floats of scratch encoding one vector needs */
-  int nWeight;    /* floats at a prepared query's aWeight */
-  int nPlane;     /* 64-bit words at a prepared query's aPlane */
-  uint64_t iSeed; /* rotation seed (bSeeded types; else 0) */
-  int nParam;     /* floats at aParam (serialized) */
-  float *aParam;  /* int: min[nDim], scale[nDim]; bit: centroid */
-  float *aAux;    /* built by xSetup (bit: rotation signs), or NULL */
+  int nPad;          /* dimensions of a code (bit: power of two >= 64) */
+  int nCodeByte;     /* bytes per code */
+  int nScratch;      /* floats of scratch encoding one vector needs */
+  int nWeight;       /* floats at a prepared query's aWeight */
+  int nPlane;        /* 64-bit words at a prepared query's aPlane */
+  uint64_t iSeed;    /* rotation seed (bSeeded types; else 0) */
+  int nParam;        /* floats at aParam (serialized) */
+  float *aParam;     /* int: min[nDim], scale[nDim]; bit: centroid */
+  float *aAux;       /* built by xSetup (bit: rotation signs), or NULL */
+  int64_t *aOutlier; /* training: rows left out as outliers, ascending */
+  int64_t nOutlier;  /* entries of aOutlier (0 when deserialized) */
 };
 
 /*

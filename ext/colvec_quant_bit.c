@@ -207,16 +207,17 @@ static uint64_t bitLoad64(const uint8_t *p) {
 }
 
 /*
-** Sets the centroid (aParam) to the mean of the training vectors, summed in
-** double in input order. aTmp holds nDim floats of scratch. Returns
-** COLVEC_OK, COLVEC_NOMEM, or COLVEC_INTERRUPT when hook pInt (may be
-** NULL) said stop.
+** Sets the centroid (aParam) to the mean of the training vectors but the
+** nSkip outliers aSkip (ascending), summed in double in input order. aTmp
+** holds nDim floats of scratch. Returns COLVEC_OK, COLVEC_NOMEM, or
+** COLVEC_INTERRUPT when hook pInt (may be NULL) said stop.
 */
 static int bitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                    int64_t nStride, float *aTmp, const ColvecInterrupt *pInt) {
+                    int64_t nStride, const int64_t *aSkip, int64_t nSkip,
+                    float *aTmp, const ColvecInterrupt *pInt) {
   int rc = COLVEC_OK;
   int d, nDim = pQuant->nDim;
-  int64_t i, nUsed = 0;
+  int64_t i, nUsed = 0, iSkip = 0;
   double *aSum = colvecMallocZero(&rc, (int64_t)sizeof(double) * nDim);
   if (rc != COLVEC_OK) return rc;
   for (i = 0; i < nVec; i++) {
@@ -224,6 +225,10 @@ static int bitTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
         COLVEC_INTERRUPTED(pInt)) {
       colvecFree(aSum);
       return COLVEC_INTERRUPT;
+    }
+    if (iSkip < nSkip && aSkip[iSkip] == i) {
+      iSkip++;
+      continue;
     }
     colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
     for (d = 0; d < nDim && isfinite(aTmp[d]); d++) {

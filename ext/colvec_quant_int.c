@@ -46,15 +46,19 @@ static int intDataBytes(const ColvecQuant *pQuant) {
 }
 
 /*
-** Sets min[] and scale[] (aParam) from nVec training vectors. aTmp holds
-** nDim floats of scratch. Non-finite values are ignored; a dimension with
-** no finite value (or no vectors at all) gets min 0 and scale 0. Returns
-** COLVEC_OK, or COLVEC_INTERRUPT when hook pInt (may be NULL) said stop.
+** Sets min[] and scale[] (aParam) from nVec training vectors but the nSkip
+** outliers aSkip (ascending): their codes are clipped to the range of the
+** others. aTmp holds nDim floats of scratch. Non-finite values are
+** ignored; a dimension with no finite value (or no vectors at all) gets
+** min 0 and scale 0. A range too wide for float arithmetic (more than
+** FLT_MAX) gets its scale computed in double. Returns COLVEC_OK, or
+** COLVEC_INTERRUPT when hook pInt (may be NULL) said stop.
 */
 static int intTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
-                    int64_t nStride, float *aTmp, const ColvecInterrupt *pInt) {
+                    int64_t nStride, const int64_t *aSkip, int64_t nSkip,
+                    float *aTmp, const ColvecInterrupt *pInt) {
   int d;
-  int64_t i;
+  int64_t i, iSkip = 0;
   int nDim = pQuant->nDim;
   float *aMin = pQuant->aParam;
   float *aScale = pQuant->aParam + nDim; /* holds max[] until the end */
@@ -67,6 +71,10 @@ static int intTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
         COLVEC_INTERRUPTED(pInt)) {
       return COLVEC_INTERRUPT;
     }
+    if (iSkip < nSkip && aSkip[iSkip] == i) {
+      iSkip++;
+      continue;
+    }
     colvecQuantInput(pQuant, aVec + i * nStride, aTmp);
     for (d = 0; d < nDim; d++) {
       float x = aTmp[d];
@@ -77,6 +85,9 @@ static int intTrain(ColvecQuant *pQuant, const float *aVec, int64_t nVec,
   }
   for (d = 0; d < nDim; d++) {
     float r = (aScale[d] - aMin[d]) / (float)intLevels(pQuant);
+    if (isinf(r) && isfinite(aScale[d]) && isfinite(aMin[d])) {
+      r = (float)(((double)aScale[d] - aMin[d]) / intLevels(pQuant));
+    }
     aScale[d] = (isfinite(r) && r > 0.0f) ? r : 0.0f;
     if (!isfinite(aMin[d])) aMin[d] = 0.0f; /* no finite value seen */
   }

@@ -230,6 +230,10 @@ const char *colvecSegKindName(uint32_t eKind) {
     return "GRAPH";
   case COLVEC_SEG_QUANT:
     return "QUANT";
+  case COLVEC_SEG_EXACT:
+    return "EXACT";
+  case COLVEC_SEG_RECALL:
+    return "RECALL";
   }
   return "UNKNOWN";
 }
@@ -302,6 +306,13 @@ static int segCheckSection(const ColvecSegSection *aSec, int iSec,
       goto bad_length;
     }
     nWant = (int64_t)nRow * (int64_t)p->nElemSize;
+    break;
+  case COLVEC_SEG_EXACT:
+    if (p->nElemSize != 4) goto bad_elemsize;
+    if ((uint64_t)p->nByte / 4 > nRow) goto bad_length;
+    break;
+  case COLVEC_SEG_RECALL:
+    if (p->nElemSize != 0) goto bad_elemsize;
     break;
   default:
     break;

@@ -53,6 +53,12 @@
 **   CODES         elemsize 1..COLVEC_SEG_MAX_ELEM (bytes per code),
 **                 length N*elemsize
 **   GRAPH         any elemsize, any length (layout owned by the HNSW code)
+**   EXACT         elemsize 4, a multiple of 4 bytes: u32 row numbers,
+**                 strictly ascending, below N (checked by the index code)
+**   RECALL        elemsize 0, any length (layout owned by the index code)
+** Older readers skip the kinds they do not know (EXACT and RECALL came
+** without a format version change: a reader that ignores them searches
+** the segment as before).
 ** A (kind, column) pair appears at most once.
 **
 ** Checksums of the header and table are verified on every open; section
@@ -95,6 +101,8 @@ typedef struct ColvecSegWriter ColvecSegWriter;
 #define COLVEC_SEG_CODES 7           /* N x stride quantized codes */
 #define COLVEC_SEG_GRAPH 8           /* HNSW graph, HNSW's own layout */
 #define COLVEC_SEG_QUANT 9           /* trained quantizer, its own layout */
+#define COLVEC_SEG_EXACT 10          /* u32 rows the codes leave out */
+#define COLVEC_SEG_RECALL 11         /* the index's measured recall */
 
 /* Section flags. */
 #define COLVEC_SEGF_REAL 0x0001  /* ATTR_FIXED holds doubles, not int64 */

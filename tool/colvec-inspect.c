@@ -6,15 +6,19 @@
 ** For each FILE prints the header, the section table (kind, column, element
 ** size, flags, offset, length, checksum) and cheap per-section statistics
 ** (rowid and fixed-attribute min/max, null counts, variable-length totals,
-** vector dimensions), then verifies every section checksum and the content
+** vector dimensions, rows kept out of the codes, the recall a graph
+** measured when it was written), then verifies every section checksum and the
+*content
 ** rules of colvecSegVerify(). --file reads with pread instead of mmap.
 **
 ** Exit status: 0 when every file is intact, 1 when any file is corrupt or
 ** cannot be read (the message is printed), 2 on a usage error.
 **
-** SQLite-free: links colvec_mem.c, colvec_os.c and colvec_segfile.c.
+** SQLite-free: links colvec_mem.c, colvec_os.c, colvec_segfile.c and
+** colvec_hnsw.c.
 */
 #include "colvec_core.h"
+#include "colvec_hnsw.h"
 #include "colvec_os.h"
 #include "colvec_segfile.h"
 
@@ -84,6 +88,36 @@ static int inspectBits(void *pCtx, const uint8_t *a, int64_t n) {
 }
 
 /*
+** Prints the recall record of section pSec of pSeg (a graph's measure of
+** itself when it was written, colvec_hnsw.h): the recall@k on the codes
+** and on the vectors, and how the segment is searched. Returns COLVEC_OK
+** or the error of a failing read (pErr set).
+*/
+static int inspectRecall(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                         ColvecErr *pErr) {
+  static const char *const azUsed[] = {
+      "the graph on the codes", "the graph on the vectors", "exact scans"};
+  uint8_t a[COLVEC_RECALL_BYTES];
+  ColvecHnswRecall r;
+  int rc;
+  if (pSec->nByte != COLVEC_RECALL_BYTES) {
+    printf("  damaged recall record");
+    return COLVEC_OK;
+  }
+  rc = colvecSegRead(pSeg, pSec, 0, a, COLVEC_RECALL_BYTES, pErr);
+  if (rc != COLVEC_OK) return rc;
+  if (colvecHnswRecallDecode(a, COLVEC_RECALL_BYTES, &r) != COLVEC_OK) {
+    printf("  damaged recall record");
+    return COLVEC_OK;
+  }
+  printf("  recall@%d over %d rows:", r.k, r.nQuery);
+  if (r.rCodes >= 0) printf(" codes %.3f", r.rCodes);
+  if (r.rVectors >= 0) printf(" vectors %.3f", r.rVectors);
+  printf("; searched by %s", azUsed[r.eUsed]);
+  return COLVEC_OK;
+}
+
+/*
 ** Prints the statistics of section pSec of pSeg on stdout (rest of the
 ** line). Returns COLVEC_OK or the error of a failing read (pErr set).
 */
@@ -125,6 +159,12 @@ static int inspectStats(ColvecSeg *pSeg, const ColvecSegSection *pSec,
     break;
   case COLVEC_SEG_CODES:
     printf("  %llu x %u bytes", (unsigned long long)nRow, pSec->nElemSize);
+    break;
+  case COLVEC_SEG_EXACT:
+    printf("  %lld rows searched exactly", (long long)(pSec->nByte / 4));
+    break;
+  case COLVEC_SEG_RECALL:
+    rc = inspectRecall(pSeg, pSec, pErr);
     break;
   default:
     break;
