@@ -121,6 +121,7 @@ __declspec(dllexport)
   pLoaded->db = db;
   pLoaded->pNext = NULL;
   rc = colvecFuncRegister(db);
+  if (rc == SQLITE_OK) rc = colvecVecapiRegister(db);
   if (rc == SQLITE_OK) {
     /* from here on SQLite owns pLoaded and frees it via colvecLoadedRemove */
     colvecLoadedAdd(pLoaded);

@@ -154,7 +154,9 @@ typedef struct ColvecCell ColvecCell;
 ** Reads SQL value pVal (BLOB or JSON text) as a vector for column pCol into
 ** aOut (pCol->nByte bytes). Returns SQLITE_OK, SQLITE_NOMEM, or
 ** SQLITE_ERROR with *pzErr set ("colvec: embedding expects 768 dimensions,
-** got 767"). NULL, numbers and NaN/Inf elements are errors.
+** got 767"). NULL, numbers and NaN/Inf elements are errors, and so is a
+** value whose subtype (COLVEC_SUBTYPE_*: vec_f32(), vec_int8(), vec_bit(),
+** a vector column) names another element type than the column's.
 */
 int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
                         void *aOut, char **pzErr);
@@ -1560,5 +1562,52 @@ int colvecBackupRegister(sqlite3 *db);
 ** colvec_to_json(), colvec_from_json(), colvec_check(), colvec_backup()
 ** (through colvecBackupRegister) and test hooks in debug builds. */
 int colvecFuncRegister(sqlite3 *db);
+
+/* colvec_debug() and vec_debug(): one line per build fact. */
+void colvecFuncDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv);
+
+/*************************************************************************
+** Interface to code in colvec_vecapi.c (sqlite-vec's vec_* functions)
+*/
+
+/* Subtypes that say a vector value's element type (sqlite-vec's). */
+#define COLVEC_SUBTYPE_F32 223 /* float32 */
+#define COLVEC_SUBTYPE_BIT 224 /* bit */
+#define COLVEC_SUBTYPE_I8 225  /* int8 */
+
+/* A vector argument as read by colvecVecapiRead. */
+typedef struct ColvecVecapiVec ColvecVecapiVec;
+struct ColvecVecapiVec {
+  ColvecElem eElem; /* element type */
+  int nDim;         /* number of elements (bits for a bit vector) */
+  const void *a;    /* the elements (pAlloc) */
+  void *pAlloc;     /* colvecMalloc'd copy; freed by colvecVecapiFree */
+};
+
+/* The subtype of a vector of element type eElem (COLVEC_SUBTYPE_*). */
+int colvecVecapiSubtype(ColvecElem eElem);
+
+/*
+** Reads argument pVal of SQL function zFunc as a vector: of element type
+** eForce when it is >= 0, else of the type its subtype says (none or JSON's:
+** float32). float32 and int8 vectors are BLOBs or JSON text, bit vectors
+** BLOBs; float32 elements must be finite; empty vectors are refused.
+** Returns 0 with *p filled (free it with colvecVecapiFree), or non-zero
+** with the error "colvec: <zFunc>: ..." set on pCtx and nothing to free.
+*/
+int colvecVecapiRead(sqlite3_context *pCtx, const char *zFunc,
+                     sqlite3_value *pVal, int eForce, ColvecVecapiVec *p);
+
+/* Frees the copy a colvecVecapiRead vector holds (p itself is the caller's). */
+void colvecVecapiFree(ColvecVecapiVec *p);
+
+/*
+** Registers sqlite-vec's functions: always under their colvec_* names,
+** under their vec_* names (variable argument count) when the connection has
+** no function of that name and argument count, and the table-valued
+** functions colvec_each and (when the connection has no vec_version())
+** vec_each. See the top of colvec_vecapi.c.
+*/
+int colvecVecapiRegister(sqlite3 *db);
 
 #endif /* COLVEC_INT_H */

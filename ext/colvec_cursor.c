@@ -554,6 +554,12 @@ int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
       sqlite3_result_value(pCtx, sqlite3_column_value(pCur->pScan, 1 + iCol));
     }
     if (zErr) colvecVtabSetError(pTab, zErr);
+    if (rc == SQLITE_OK && pC->aCol[iCol].bVector) {
+      /* the vector's type travels with it, as in sqlite-vec (vec_type(),
+      ** vec_to_json(), colvec_to_json() read it) */
+      sqlite3_result_subtype(
+          pCtx, (unsigned)colvecVecapiSubtype(pC->aCol[iCol].eElem));
+    }
     return rc;
   }
   if (!pCur->bKnn) return SQLITE_OK; /* hidden columns are NULL in scans */

@@ -7,79 +7,20 @@
 **   colvec_distance_cosine(a, b)   1 - cosine similarity
 **   colvec_distance_dot(a, b)      negative inner product
 **   colvec_distance_hamming(a, b)  differing bits of two equal-length blobs
-**   colvec_to_json(blob)           float32 blob -> '[...]'
+**   colvec_to_json(v)              vector -> '[...]' (int8/bit by subtype)
 **   colvec_from_json(text)         '[...]' -> float32 blob
 **   colvec_check(table [, schema]) integrity check: 'ok' or an error
 **   colvec_backup(dest [, schema])  online backup (colvec_backup.c)
 **
-** Float vectors are float32 BLOBs or JSON text, as in table columns.
+** Float vectors are float32 BLOBs or JSON text, as in table columns; int8
+** and bit vectors are recognised by their subtype (colvec_vecapi.c, which
+** also has sqlite-vec's vec_* functions and reads every vector argument).
 ** Debug builds add colvec_test_fault(n): fail the allocation after n more.
 */
 #include "colvecInt.h"
 
 #include <stdio.h>
 #include <string.h>
-
-/*
-** Reads argument pVal as a float32 vector of any dimension: a BLOB (a
-** multiple of 4 bytes, finite elements) or JSON text. On success returns a
-** colvecMalloc'd array in *paOut with its length in *pnDim. On error sets
-** the function's error ("colvec: <zFunc>: ...") and returns non-zero.
-*/
-static int funcReadVector(sqlite3_context *pCtx, const char *zFunc,
-                          sqlite3_value *pVal, float **paOut, int *pnDim) {
-  char zErr[COLVEC_VECTOR_ERRMAX];
-  float *aOut = NULL;
-  int nDim = 0, rc = COLVEC_ERROR;
-  zErr[0] = 0;
-  if (sqlite3_value_type(pVal) == SQLITE_BLOB) {
-    int nByte = sqlite3_value_bytes(pVal);
-    if (nByte % 4 != 0) {
-      snprintf(zErr, sizeof(zErr),
-               "a float32 vector blob needs a multiple of 4 bytes, got %d",
-               nByte);
-    } else {
-      nDim = nByte / 4;
-      rc = colvecVectorCheck(sqlite3_value_blob(pVal), nByte, COLVEC_ELEM_F32,
-                             nDim, zErr);
-      if (rc == COLVEC_OK && nDim > 0) {
-        aOut = colvecMalloc(nByte);
-        if (aOut == NULL)
-          rc = COLVEC_NOMEM;
-        else
-          memcpy(aOut, sqlite3_value_blob(pVal), (size_t)nByte);
-      }
-    }
-  } else if (sqlite3_value_type(pVal) == SQLITE_TEXT) {
-    const char *z = (const char *)sqlite3_value_text(pVal);
-    rc = z == NULL ? COLVEC_NOMEM
-                   : colvecJsonToFloats(z, sqlite3_value_bytes(pVal), &aOut,
-                                        &nDim, zErr);
-    if (rc == COLVEC_OK) {
-      rc = colvecFloatsToVector(aOut, nDim, COLVEC_ELEM_F32, nDim, aOut, zErr);
-    }
-  } else {
-    snprintf(zErr, sizeof(zErr), "expects a vector (BLOB or JSON text)");
-  }
-  if (rc == COLVEC_OK && nDim == 0) {
-    snprintf(zErr, sizeof(zErr), "empty vector");
-    rc = COLVEC_ERROR;
-  }
-  if (rc != COLVEC_OK) {
-    colvecFree(aOut);
-    if (rc == COLVEC_NOMEM) {
-      sqlite3_result_error_nomem(pCtx);
-    } else {
-      char *zMsg = sqlite3_mprintf("colvec: %s: %s", zFunc, zErr);
-      sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
-      sqlite3_free(zMsg);
-    }
-    return 1;
-  }
-  *paOut = aOut;
-  *pnDim = nDim;
-  return 0;
-}
 
 /* colvec_version(): the version string. */
 static void funcVersion(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
@@ -88,8 +29,8 @@ static void funcVersion(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   sqlite3_result_text(pCtx, COLVEC_VERSION, -1, SQLITE_STATIC);
 }
 
-/* colvec_debug(): one line per build fact. */
-static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+/* colvec_debug(): one line per build fact; see colvecInt.h. */
+void colvecFuncDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   char *z;
   (void)argc;
   (void)argv;
@@ -126,7 +67,8 @@ static void funcDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
 
 /*
 ** colvec_distance_l2/cosine/dot(a, b): the metric comes from the function's
-** user data. Both vectors must have the same dimension.
+** user data. Both vectors must have the same type (float32 or int8, by
+** their subtypes) and dimension.
 */
 static void funcDistance(sqlite3_context *pCtx, int argc,
                          sqlite3_value **argv) {
@@ -135,26 +77,33 @@ static void funcDistance(sqlite3_context *pCtx, int argc,
                       : eMetric == COLVEC_METRIC_COSINE
                           ? "colvec_distance_cosine"
                           : "colvec_distance_dot";
-  float *aA = NULL, *aB = NULL;
-  int nA = 0, nB = 0;
+  ColvecVecapiVec a, b;
+  char *zMsg = NULL;
   (void)argc;
-  if (funcReadVector(pCtx, zFunc, argv[0], &aA, &nA) ||
-      funcReadVector(pCtx, zFunc, argv[1], &aB, &nB)) {
-    colvecFree(aA);
+  if (colvecVecapiRead(pCtx, zFunc, argv[0], -1, &a)) return;
+  if (colvecVecapiRead(pCtx, zFunc, argv[1], -1, &b)) {
+    colvecVecapiFree(&a);
     return;
   }
-  if (nA != nB) {
-    char *zMsg = sqlite3_mprintf(
-        "colvec: %s: vectors have different dimensions (%d and %d)", zFunc, nA,
-        nB);
-    sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
-    sqlite3_free(zMsg);
+  if (a.eElem != b.eElem || a.eElem == COLVEC_ELEM_BIT) {
+    zMsg = sqlite3_mprintf("colvec: %s: expects two float32 or two int8 "
+                           "vectors, got %s and %s",
+                           zFunc, colvecElemName(a.eElem),
+                           colvecElemName(b.eElem));
+  } else if (a.nDim != b.nDim) {
+    zMsg = sqlite3_mprintf(
+        "colvec: %s: vectors have different dimensions (%d and %d)", zFunc,
+        a.nDim, b.nDim);
   } else {
     sqlite3_result_double(pCtx, colvecDistance(colvecKernelsBest(), eMetric,
-                                               COLVEC_ELEM_F32, aA, aB, nA));
+                                               a.eElem, a.a, b.a, a.nDim));
   }
-  colvecFree(aA);
-  colvecFree(aB);
+  if (zMsg) {
+    sqlite3_result_error(pCtx, zMsg, -1);
+    sqlite3_free(zMsg);
+  }
+  colvecVecapiFree(&a);
+  colvecVecapiFree(&b);
 }
 
 /* colvec_distance_hamming(a, b): differing bits of two equal-length BLOBs. */
@@ -176,31 +125,36 @@ static void funcHamming(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                            sqlite3_value_blob(argv[1]), nA * 8));
 }
 
-/* colvec_to_json(v): a float32 vector (BLOB or JSON) as canonical JSON. */
+/*
+** colvec_to_json(v): a vector (BLOB or JSON; float32, or int8 or bit by its
+** subtype) as canonical JSON: floats in the shortest form that reads back
+** to the same float32.
+*/
 static void funcToJson(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
-  float *a = NULL;
-  int nDim = 0;
+  ColvecVecapiVec v;
   char *zJson = NULL;
   (void)argc;
-  if (funcReadVector(pCtx, "colvec_to_json", argv[0], &a, &nDim)) return;
-  if (colvecVectorToJson(a, COLVEC_ELEM_F32, nDim, &zJson) != COLVEC_OK) {
+  if (colvecVecapiRead(pCtx, "colvec_to_json", argv[0], -1, &v)) return;
+  if (colvecVectorToJson(v.a, v.eElem, v.nDim, &zJson) != COLVEC_OK) {
     sqlite3_result_error_nomem(pCtx);
   } else {
     sqlite3_result_text(pCtx, zJson, -1, SQLITE_TRANSIENT);
   }
   colvecFree(zJson);
-  colvecFree(a);
+  colvecVecapiFree(&v);
 }
 
 /* colvec_from_json(v): a float32 vector (JSON or BLOB) as a BLOB. */
 static void funcFromJson(sqlite3_context *pCtx, int argc,
                          sqlite3_value **argv) {
-  float *a = NULL;
-  int nDim = 0;
+  ColvecVecapiVec v;
   (void)argc;
-  if (funcReadVector(pCtx, "colvec_from_json", argv[0], &a, &nDim)) return;
-  sqlite3_result_blob(pCtx, a, nDim * 4, SQLITE_TRANSIENT);
-  colvecFree(a);
+  if (colvecVecapiRead(pCtx, "colvec_from_json", argv[0], COLVEC_ELEM_F32,
+                       &v)) {
+    return;
+  }
+  sqlite3_result_blob(pCtx, v.a, v.nDim * 4, SQLITE_TRANSIENT);
+  colvecVecapiFree(&v);
 }
 
 /*
@@ -297,7 +251,7 @@ int colvecFuncRegister(sqlite3 *db) {
     intptr_t iData;
   } aFunc[] = {
       {"colvec_version", 0, funcVersion, 0},
-      {"colvec_debug", 0, funcDebug, 0},
+      {"colvec_debug", 0, colvecFuncDebug, 0},
       {"colvec_distance_l2", 2, funcDistance, COLVEC_METRIC_L2},
       {"colvec_distance_cosine", 2, funcDistance, COLVEC_METRIC_COSINE},
       {"colvec_distance_dot", 2, funcDistance, COLVEC_METRIC_DOT},
@@ -314,11 +268,11 @@ int colvecFuncRegister(sqlite3 *db) {
   int i;
   for (i = 0; rc == SQLITE_OK && i < (int)(sizeof(aFunc) / sizeof(aFunc[0]));
        i++) {
-    int eFlags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+    int eFlags = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_SUBTYPE;
     if (aFunc[i].xFunc == funcCheck) {
       eFlags = SQLITE_UTF8 | SQLITE_DIRECTONLY; /* reads tables: never from
                                                  ** schema or triggers */
-    } else if (aFunc[i].xFunc != funcDebug) {
+    } else if (aFunc[i].xFunc != colvecFuncDebug) {
       eFlags |= SQLITE_DETERMINISTIC;
     }
     rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, eFlags,

@@ -13,8 +13,23 @@
 int colvecValueToVector(sqlite3_value *pVal, const ColvecColumn *pCol,
                         void *aOut, char **pzErr) {
   char zErr[COLVEC_VECTOR_ERRMAX];
+  int eSub = (int)sqlite3_value_subtype(pVal);
   int rc;
   zErr[0] = 0;
+  if ((eSub == COLVEC_SUBTYPE_F32 || eSub == COLVEC_SUBTYPE_I8 ||
+       eSub == COLVEC_SUBTYPE_BIT) &&
+      eSub != colvecVecapiSubtype(pCol->eElem)) {
+    /* a value typed by vec_f32(), vec_int8(), vec_bit() or a vector column:
+    ** its bytes mean elements of that type, not of this column's */
+    *pzErr =
+        sqlite3_mprintf("colvec: %s expects a%s %s[%d] vector, got %s vector",
+                        pCol->zName, pCol->eElem == COLVEC_ELEM_I8 ? "n" : "",
+                        colvecElemName(pCol->eElem), pCol->nDim,
+                        eSub == COLVEC_SUBTYPE_F32  ? "a float32"
+                        : eSub == COLVEC_SUBTYPE_I8 ? "an int8"
+                                                    : "a bit");
+    return SQLITE_ERROR;
+  }
   switch (sqlite3_value_type(pVal)) {
   case SQLITE_BLOB: {
     const void *a = sqlite3_value_blob(pVal);

@@ -613,10 +613,13 @@ static int vtabPrepareCells(ColvecVtab *pTab, sqlite3_value **argv,
     if (bUpdate && sqlite3_value_nochange(pVal)) continue;
     if (pCol->bVector) {
       char zMsg[COLVEC_VECTOR_ERRMAX];
+      unsigned eSub = sqlite3_value_subtype(pVal);
       if (sqlite3_value_type(pVal) == SQLITE_BLOB &&
+          (eSub == 0 || eSub == (unsigned)colvecVecapiSubtype(pCol->eElem)) &&
           colvecVectorCheck(sqlite3_value_blob(pVal), sqlite3_value_bytes(pVal),
                             pCol->eElem, pCol->nDim, zMsg) == COLVEC_OK) {
-        /* a valid BLOB is used where it is (valid until xUpdate returns) */
+        /* a valid BLOB is used where it is (valid until xUpdate returns);
+        ** one typed as another element type goes on to be refused */
         pCell->pBlob = sqlite3_value_blob(pVal);
       } else {
         rc = colvecValueToVector(pVal, pCol, pBuf, &zErr);
