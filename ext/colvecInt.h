@@ -625,6 +625,15 @@ int colvecSegParseName(const char *zName, int64_t *piSegid);
 int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 
 /*
+** Returns a copy of message zMsg (sqlite3_free it; NULL on OOM) in which
+** every quoted path of a memory file ("<memory>/.../000001.seg": a
+** database without a file, an embedded table's cache in memory, the copy
+** integrity-check rebuilds) reads 000001.seg (in memory): the internal
+** path means nothing to a user.
+*/
+char *colvecSegUserMessage(const char *zMsg);
+
+/*
 ** Embedded tables: checks the bytes the database holds for live segment h
 ** against its manifest row and the table's layout, and every section
 ** checksum, from a memory copy (pInt may stop it). Returns SQLITE_OK, or an

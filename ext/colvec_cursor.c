@@ -112,6 +112,7 @@ int colvecCursorClose(sqlite3_vtab_cursor *pCursor) {
 static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
                           const char *zName, sqlite3_int64 iMin,
                           sqlite3_int64 iMax, sqlite3_int64 *pi) {
+  int bBlob = sqlite3_value_type(pVal) == SQLITE_BLOB; /* before any cast */
   int eType = sqlite3_value_numeric_type(pVal);
   double r = sqlite3_value_double(pVal);
   sqlite3_int64 i = sqlite3_value_int64(pVal);
@@ -120,14 +121,20 @@ static int cursorIntParam(ColvecVtab *pTab, sqlite3_value *pVal,
     eType = SQLITE_INTEGER;
   }
   if (eType != SQLITE_INTEGER || i < iMin || i > iMax) {
+    /* what was given: a blob by its size, text as it reads, else the
+    ** number or NULL */
+    int nByte = sqlite3_value_bytes(pVal);
+    const char *zText = (const char *)sqlite3_value_text(pVal);
+    char *zGot = bBlob ? sqlite3_mprintf("a blob of %d byte%s", nByte,
+                                         nByte == 1 ? "" : "s")
+                 : eType == SQLITE_NULL ? sqlite3_mprintf("NULL")
+                 : zText && zText[0]    ? sqlite3_mprintf("%s", zText)
+                                        : sqlite3_mprintf("an empty string");
     colvecVtabSetError(
         pTab, sqlite3_mprintf("colvec: %s must be an integer between %lld "
                               "and %lld, got %s",
-                              zName, iMin, iMax,
-                              eType == SQLITE_NULL ? "NULL"
-                              : sqlite3_value_text(pVal)
-                                  ? (const char *)sqlite3_value_text(pVal)
-                                  : "?"));
+                              zName, iMin, iMax, zGot ? zGot : "?"));
+    sqlite3_free(zGot);
     return SQLITE_ERROR;
   }
   *pi = i;

@@ -763,15 +763,45 @@ static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, int bMemo,
 static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
                       char **pzErr) {
   const char *zWhy = *pzErr ? *pzErr : "?";
-  char *zMsg;
+  const char *zCorrupt;
+  char *zMsg, *zUser;
   if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
+  /* "segment "<memory>/..." is corrupt: why": the copy in memory is no
+  ** file of the user's, only the why is news */
+  if (strncmp(zWhy, "segment \"" COLVEC_OS_MEMROOT,
+              9 + strlen(COLVEC_OS_MEMROOT)) == 0 &&
+      (zCorrupt = strstr(zWhy, "\" is corrupt: ")) != NULL) {
+    zWhy = zCorrupt + 14;
+  }
   zMsg = sqlite3_mprintf("colvec: %stable %s: the bytes the database holds "
                          "for segment %lld are damaged: %s",
                          bCheck ? "integrity-check: " : "", pC->zName,
                          (long long)iSegid, zWhy);
+  zUser = zMsg ? colvecSegUserMessage(zMsg) : NULL;
+  sqlite3_free(zMsg);
   sqlite3_free(*pzErr);
-  *pzErr = zMsg;
-  return zMsg ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
+  *pzErr = zUser;
+  return zUser ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
+}
+
+/* Rewrites memory paths in a message; see colvecInt.h. */
+char *colvecSegUserMessage(const char *zMsg) {
+  static const char zRoot[] = "\"" COLVEC_OS_MEMROOT;
+  sqlite3_str *pStr = sqlite3_str_new(NULL);
+  const char *z = zMsg, *zAt;
+  while ((zAt = strstr(z, zRoot)) != NULL) {
+    const char *zEnd = strchr(zAt + 1, '"');
+    const char *zBase;
+    if (zEnd == NULL) break;
+    for (zBase = zEnd; zBase > zAt + 1 && zBase[-1] != '/' && zBase[-1] != '\\';
+         zBase--) {
+    }
+    sqlite3_str_append(pStr, z, (int)(zAt - z));
+    sqlite3_str_appendf(pStr, "%.*s (in memory)", (int)(zEnd - zBase), zBase);
+    z = zEnd + 1;
+  }
+  sqlite3_str_appendall(pStr, z);
+  return sqlite3_str_finish(pStr);
 }
 
 /*

@@ -406,9 +406,12 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       continue;
     }
     if (rc != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s",
-                               pC->zName, err.zMsg);
-      rc = COLVEC_CORRUPT_VTAB;
+      char *zWhy = colvecSegUserMessage(err.zMsg); /* no internal path */
+      *pzErr = zWhy ? sqlite3_mprintf("colvec: integrity-check: table %s: %s",
+                                      pC->zName, zWhy)
+                    : NULL;
+      sqlite3_free(zWhy);
+      rc = *pzErr ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
       break;
     }
     for (j = 0; rc == SQLITE_OK && j < h->nTomb; j++) {
