@@ -108,6 +108,10 @@ struct ColvecConfig {
   int eAccess;        /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
   int ePrefault;      /* prefault=none|willneed|populate */
   int nBuildThread;   /* build_threads=N for HNSW builds */
+  int iPk;            /* declared position of sqlite-vec's "id integer
+                      ** primary key" (an alias of the rowid, not stored),
+                      ** or -1 when the table has none */
+  char *zPk;          /* that column's name, or NULL */
   int eStorage;       /* storage=sidecar|embedded given at CREATE
                       ** (COLVEC_STORAGE_*); the stored format decides
                       ** afterwards */
@@ -140,6 +144,15 @@ char *colvecConfigDeclareSql(const ColvecConfig *p);
 
 /* Fingerprint of the column layout, stored in segment headers. */
 uint64_t colvecConfigFingerprint(const ColvecConfig *p);
+
+/*
+** Maps the index of a column in the declared schema (as xBestIndex,
+** xColumn and xUpdate see it) to the index colvec uses (aCol[], then the
+** hidden columns at nCol + COLVEC_HIDDEN_*): the same unless the table has
+** an "id integer primary key" column, which (like the rowid, -1) maps to
+** -1.
+*/
+int colvecConfigColumn(const ColvecConfig *p, int iDecl);
 
 /* Name of a metric as written in CREATE ("l2", "cosine", ...). */
 const char *colvecMetricName(ColvecMetric eMetric);

@@ -85,6 +85,7 @@ void colvecConfigFree(ColvecConfig *p) {
     sqlite3_free(p->aCol);
     sqlite3_free(p->zDb);
     sqlite3_free(p->zName);
+    sqlite3_free(p->zPk);
     sqlite3_free(p);
   }
 }
@@ -468,8 +469,8 @@ static int configCheckName(const ColvecConfig *p, const char *zName,
         "colvec: column name '%s' is reserved (it is the table's name)", zName);
     return SQLITE_ERROR;
   }
-  for (i = 0; i < p->nCol; i++) {
-    if (sqlite3_stricmp(zName, p->aCol[i].zName) == 0) {
+  for (i = 0; i < p->nCol + (p->zPk != 0); i++) {
+    if (sqlite3_stricmp(zName, i < p->nCol ? p->aCol[i].zName : p->zPk) == 0) {
       *pzErr = sqlite3_mprintf("colvec: duplicate column name '%s'", zName);
       return SQLITE_ERROR;
     }
@@ -602,6 +603,27 @@ static int configIsKey(char **aTok, int nTok, const char *zWord) {
 }
 
 /*
+** sqlite-vec's "id integer primary key": an alias of the rowid, under its
+** own name and at its place in the declared schema, stored nowhere (the
+** rowid is). pCol, just appended to p, is taken back out. Returns
+** SQLITE_OK, SQLITE_ERROR with *pzErr set for a second primary key, or
+** SQLITE_NOMEM.
+*/
+static int configIntegerKey(ColvecConfig *p, ColvecColumn *pCol, char **pzErr) {
+  if (p->zPk) {
+    *pzErr = sqlite3_mprintf("colvec: column %s: a table has one primary key "
+                             "column, %s is one already",
+                             pCol->zName, p->zPk);
+    return SQLITE_ERROR;
+  }
+  p->zPk = pCol->zName;
+  p->iPk = p->nCol - 1;
+  memset(pCol, 0, sizeof(*pCol));
+  p->nCol--;
+  return SQLITE_OK;
+}
+
+/*
 ** sqlite-vec's "name type partition key": a KNN with name = ? searches the
 ** rows of that partition. colvec stores it as an attribute column, whose
 ** equality filter gives the same rows. sqlite-vec takes integer and text
@@ -639,9 +661,9 @@ static char *configTrailingError(const char *zName, char **aTok, int nTok) {
   if (configIsKey(aTok, nTok, "primary")) {
     sqlite3_free(zRest);
     return sqlite3_mprintf(
-        "colvec: column %s: a colvec table has no primary key column: the "
-        "rowid is the key (INSERT INTO t(rowid, ...), WHERE rowid = ?); "
-        "remove '%s %s primary key'",
+        "colvec: column %s: only an integer primary key is supported (an "
+        "alias of the rowid): declare '%s integer primary key', and keep a "
+        "%s key in an attribute column",
         zName, zName, aTok[1]);
   }
   if (sqlite3_stricmp(aTok[2], "collate") == 0) {
@@ -728,6 +750,11 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     return configCheckL1(pCol, bQuant, pzErr);
   }
   rc = configParseAttrType(aTok[1], pCol, pzErr);
+  if (rc == SQLITE_OK && !bAux && pCol->eAttr == COLVEC_ATTR_INTEGER &&
+      sqlite3_stricmp(aTok[1], "integer") == 0 &&
+      configIsKey(aTok, nTok, "primary")) {
+    return configIntegerKey(p, pCol, pzErr);
+  }
   if (rc == SQLITE_OK && !bAux && configIsKey(aTok, nTok, "partition")) {
     return configPartitionKey(pCol, aTok[1], pzErr);
   }
@@ -749,6 +776,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->nDeltaRows = COLVEC_DEFAULT_DELTA_ROWS;
+  p->iPk = -1;
   p->nBuildThread = configDefaultThreads();
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   p->zName = sqlite3_mprintf("%s", argv[2]);
@@ -794,8 +822,10 @@ char *colvecConfigDeclareSql(const ColvecConfig *p) {
   sqlite3_str *pStr = sqlite3_str_new(NULL);
   int i;
   sqlite3_str_appendall(pStr, "CREATE TABLE x(");
-  for (i = 0; i < p->nCol; i++) {
+  for (i = 0; i <= p->nCol; i++) {
     const ColvecColumn *pCol = &p->aCol[i];
+    if (i == p->iPk) sqlite3_str_appendf(pStr, "\"%w\" INTEGER, ", p->zPk);
+    if (i == p->nCol) break;
     sqlite3_str_appendf(pStr, "\"%w\"", pCol->zName);
     if (!pCol->bVector) {
       sqlite3_str_appendf(pStr, " %s", azAffinity[pCol->eAttr]);
@@ -807,6 +837,12 @@ char *colvecConfigDeclareSql(const ColvecConfig *p) {
                       "rescore HIDDEN, ef HIDDEN, \"%w\" HIDDEN)",
                       p->zName);
   return sqlite3_str_finish(pStr);
+}
+
+/* Maps a declared column index to colvec's; see colvecInt.h. */
+int colvecConfigColumn(const ColvecConfig *p, int iDecl) {
+  if (iDecl < 0 || p->iPk < 0 || iDecl < p->iPk) return iDecl;
+  return iDecl == p->iPk ? -1 : iDecl - 1;
 }
 
 /*

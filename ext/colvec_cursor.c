@@ -539,6 +539,13 @@ int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
   ColvecCursor *pCur = (ColvecCursor *)pCursor;
   ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
   const ColvecConfig *pC = pTab->pConfig;
+  iCol = colvecConfigColumn(pC, iCol);
+  if (iCol < 0) { /* "id integer primary key": the rowid */
+    sqlite_int64 iRowid;
+    colvecCursorRowid(pCursor, &iRowid);
+    sqlite3_result_int64(pCtx, iRowid);
+    return SQLITE_OK;
+  }
   if (iCol < pC->nCol) {
     char *zErr = NULL;
     int rc = SQLITE_OK;

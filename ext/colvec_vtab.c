@@ -329,11 +329,12 @@ static const char *const vtabHiddenName[] = {"distance", "k",  "oversampling",
 static int vtabUsedMask(const ColvecConfig *pC, sqlite3_uint64 colUsed) {
   int mUsed = 0;
   int i;
-  for (i = 0; i < pC->nCol; i++) {
+  for (i = 0; i < pC->nCol + (pC->iPk >= 0); i++) {
     int bUsed = i < 63 ? (int)((colUsed >> i) & 1) : (int)(colUsed >> 63);
-    if (bUsed) {
-      mUsed |=
-          i < COLVEC_PLAN_USED_HIGH ? (1 << i) : (1 << COLVEC_PLAN_USED_HIGH);
+    int iCol = colvecConfigColumn(pC, i);
+    if (bUsed && iCol >= 0) { /* the mask is of colvec's columns */
+      mUsed |= iCol < COLVEC_PLAN_USED_HIGH ? (1 << iCol)
+                                            : (1 << COLVEC_PLAN_USED_HIGH);
     }
   }
   return mUsed;
@@ -398,7 +399,7 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     aiParam[i] = -1;
   for (i = 0; i < pInfo->nConstraint; i++) {
     const struct sqlite3_index_constraint *p = &pInfo->aConstraint[i];
-    int iCol = p->iColumn;
+    int iCol = colvecConfigColumn(pC, p->iColumn);
     int eOp;
     if (p->op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
       iLimit = i;
@@ -484,17 +485,17 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     pInfo->estimatedCost = 1e6;
     pInfo->estimatedRows = 1000000;
   } else {
-    const ColvecColumn *pCol = &pC->aCol[pInfo->aConstraint[iMatch].iColumn];
-    int bOrderDistance =
-        pInfo->nOrderBy == 1 &&
-        pInfo->aOrderBy[0].iColumn == pC->nCol + COLVEC_HIDDEN_DISTANCE &&
-        !pInfo->aOrderBy[0].desc;
+    int iMatchCol = colvecConfigColumn(pC, pInfo->aConstraint[iMatch].iColumn);
+    const ColvecColumn *pCol = &pC->aCol[iMatchCol];
+    int bOrderDistance = pInfo->nOrderBy == 1 &&
+                         colvecConfigColumn(pC, pInfo->aOrderBy[0].iColumn) ==
+                             pC->nCol + COLVEC_HIDDEN_DISTANCE &&
+                         !pInfo->aOrderBy[0].desc;
     /* a bound applied after the top k would drop rows: wait for a plan
     ** that provides it */
     if (bParamUnusable || bDistUnusable) return SQLITE_CONSTRAINT;
     plan.bKnn = 1;
-    vtabPlanAdd(&plan, pInfo, iMatch, COLVEC_OP_MATCH,
-                pInfo->aConstraint[iMatch].iColumn, 1);
+    vtabPlanAdd(&plan, pInfo, iMatch, COLVEC_OP_MATCH, iMatchCol, 1);
     if (aiParam[COLVEC_HIDDEN_K] >= 0) {
       vtabPlanAdd(&plan, pInfo, aiParam[COLVEC_HIDDEN_K], COLVEC_OP_K,
                   COLVEC_PLAN_NOCOL, 1);
@@ -542,11 +543,9 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   for (i = 0; i < nFilter; i++) {
     int iCons = aiFilter[i];
     if (aeFilter[i] == COLVEC_OP_IN) sqlite3_vtab_in(pInfo, iCons, 1);
+    int iCol = colvecConfigColumn(pC, pInfo->aConstraint[iCons].iColumn);
     vtabPlanAdd(&plan, pInfo, iCons, (ColvecPlanOp)aeFilter[i],
-                pInfo->aConstraint[iCons].iColumn < 0
-                    ? COLVEC_PLAN_ROWID
-                    : pInfo->aConstraint[iCons].iColumn,
-                0);
+                iCol < 0 ? COLVEC_PLAN_ROWID : iCol, 0);
     if (!plan.bKnn) pInfo->estimatedCost /= 4;
   }
   if (!plan.bKnn && bRowidEq) {
@@ -713,9 +712,60 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
   if (zErr) {
     vtabSetError(pTab, zErr);
   } else if (rc == SQLITE_CONSTRAINT) {
-    vtabSetError(
-        pTab, sqlite3_mprintf("UNIQUE constraint failed: %s.rowid", pC->zName));
+    vtabSetError(pTab, sqlite3_mprintf("UNIQUE constraint failed: %s.%s",
+                                       pC->zName, pC->zPk ? pC->zPk : "rowid"));
   }
+  return rc;
+}
+
+/*
+** INSERT or UPDATE of a table with an "id integer primary key" column
+** (ColvecConfig.iPk): the id is the new rowid, so argv is passed on to
+** vtabUpdate without the id's slot and with the id as argv[1]. An id left
+** NULL in an INSERT takes the rowid written, if any (or a new one). A
+** rowid and an id that disagree are refused. Returns what vtabUpdate
+** returns.
+*/
+static int vtabUpdateKeyed(ColvecVtab *pTab, int argc, sqlite3_value **argv,
+                           sqlite_int64 *pRowid) {
+  const ColvecConfig *pC = pTab->pConfig;
+  sqlite3_value *pId = argv[2 + pC->iPk];
+  sqlite3_value **apArg;
+  int rc = SQLITE_OK;
+  apArg = colvecMallocZero(&rc, (int64_t)sizeof(sqlite3_value *) * argc);
+  if (apArg == NULL) return rc;
+  apArg[0] = argv[0];
+  apArg[1] = argv[1];
+  if (sqlite3_value_type(pId) != SQLITE_NULL && !sqlite3_value_nochange(pId)) {
+    int bRowidGiven =
+        sqlite3_value_type(argv[0]) == SQLITE_NULL
+            ? sqlite3_value_type(argv[1]) != SQLITE_NULL
+            : sqlite3_value_int64(argv[0]) != sqlite3_value_int64(argv[1]);
+    int bIdChanged = sqlite3_value_type(argv[0]) == SQLITE_NULL ||
+                     sqlite3_value_type(pId) != SQLITE_INTEGER ||
+                     sqlite3_value_int64(argv[0]) != sqlite3_value_int64(pId);
+    if (bRowidGiven && bIdChanged &&
+        (sqlite3_value_type(pId) != SQLITE_INTEGER ||
+         sqlite3_value_int64(argv[1]) != sqlite3_value_int64(pId))) {
+      vtabSetError(pTab, sqlite3_mprintf("colvec: %s and rowid disagree (%s "
+                                         "is an alias of the rowid)",
+                                         pC->zPk, pC->zPk));
+      rc = SQLITE_CONSTRAINT;
+    } else if (sqlite3_value_type(pId) != SQLITE_INTEGER) {
+      vtabSetError(pTab,
+                   sqlite3_mprintf("colvec: %s must be an integer", pC->zPk));
+      rc = SQLITE_MISMATCH;
+    } else if (bIdChanged) {
+      apArg[1] = pId;
+    }
+  }
+  if (rc == SQLITE_OK) {
+    memcpy(&apArg[2], &argv[2], sizeof(sqlite3_value *) * pC->iPk);
+    memcpy(&apArg[2 + pC->iPk], &argv[3 + pC->iPk],
+           sizeof(sqlite3_value *) * (argc - 3 - pC->iPk));
+    rc = vtabUpdate(pTab, argc - 1, apArg, pRowid);
+  }
+  colvecFree(apArg);
   return rc;
 }
 
@@ -731,7 +781,11 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int rc = colvecVtabDamaged(pTab);
   if (rc != SQLITE_OK) return rc;
   *pRowid = iLastRowid;
-  rc = vtabUpdate(pTab, argc, argv, pRowid);
+  if (argc > 1 && pTab->pConfig->iPk >= 0) {
+    rc = vtabUpdateKeyed(pTab, argc, argv, pRowid);
+  } else {
+    rc = vtabUpdate(pTab, argc, argv, pRowid);
+  }
   sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
   return rc;
 }
