@@ -12,6 +12,14 @@
 ** fall back to MADV_WILLNEED, madvise() to posix_madvise(), O_CLOEXEC and
 ** O_DIRECTORY are used where defined, F_FULLFSYNC on macOS.
 */
+/* realpath() is POSIX.1-2008, but glibc declares it only with the X/Open
+** or default feature sets: strict POSIX builds (test/posix_strict.sh)
+** ask for X/Open 7, which is POSIX.1-2008 plus XSI. */
+#if defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&                     \
+    !defined(_GNU_SOURCE) && !defined(_WIN32)
+#define _XOPEN_SOURCE 700
+#endif
+
 #include "colvec_os.h"
 #include "colvec_os_mem.h"
 

@@ -840,6 +840,19 @@ static int vecapiHasFunction(sqlite3 *db, const char *zName, int nArg) {
   return rc == SQLITE_OK;
 }
 
+/*
+** Clears the error that vecapiHasFunction's failed prepares left on db:
+** when colvec is registered through sqlite3_auto_extension(),
+** sqlite3_open() reads the connection's error code after the extensions ran
+** and would fail with "no such function: ...". A statement that prepares
+** sets the error code back to SQLITE_OK.
+*/
+static void vecapiClearError(sqlite3 *db) {
+  sqlite3_stmt *pStmt = NULL;
+  sqlite3_prepare_v2(db, "SELECT 1", -1, &pStmt, NULL);
+  sqlite3_finalize(pStmt);
+}
+
 /* Registers the functions and vec_each; see colvecInt.h. */
 int colvecVecapiRegister(sqlite3 *db) {
   /* Each function twice: its colvec_* name first, then its vec_* name.
@@ -901,5 +914,6 @@ int colvecVecapiRegister(sqlite3 *db) {
     rc = sqlite3_create_module_v2(db, "vec_each", &vecapiEachModule,
                                   (void *)&vecapiEachModule, NULL);
   }
+  if (rc == SQLITE_OK) vecapiClearError(db);
   return rc;
 }
