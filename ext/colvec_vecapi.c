@@ -844,12 +844,14 @@ static int vecapiHasFunction(sqlite3 *db, const char *zName, int nArg) {
 ** Clears the error that vecapiHasFunction's failed prepares left on db:
 ** when colvec is registered through sqlite3_auto_extension(),
 ** sqlite3_open() reads the connection's error code after the extensions ran
-** and would fail with "no such function: ...". A statement that prepares
-** sets the error code back to SQLITE_OK.
+** and would fail with "no such function: ...". Preparing an empty string
+** succeeds and sets the error code back to SQLITE_OK without reading the
+** schema (reading it before the module is known would leave the shadow
+** tables writable in defensive mode).
 */
 static void vecapiClearError(sqlite3 *db) {
   sqlite3_stmt *pStmt = NULL;
-  sqlite3_prepare_v2(db, "SELECT 1", -1, &pStmt, NULL);
+  sqlite3_prepare_v2(db, "", -1, &pStmt, NULL);
   sqlite3_finalize(pStmt);
 }
 
