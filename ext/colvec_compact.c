@@ -256,13 +256,17 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
       }
     }
-    if (rc == SQLITE_OK && colvecOsExists(zPath)) {
-      /* iSegid lies above every segid a row names (compactTxnGen): the
-      ** file is an orphan of a crashed or rolled-back writer, which
-      ** cleanup would delete; the rename below never replaces a file */
-      if (colvecOsUnlink(zPath, &err) != COLVEC_OK) {
+    if (rc == SQLITE_OK) {
+      /* iSegid lies above every segid a row names (compactTxnGen): a file
+      ** there is an orphan of a crashed or rolled-back writer, which
+      ** cleanup would delete. It is removed first (a missing one is fine,
+      ** and no existence test runs first: one that fails for lack of
+      ** memory would say "none"), so the rename below never has to
+      ** replace a file. */
+      int rcUnlink = colvecOsUnlink(zPath, &err);
+      if (rcUnlink != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
-        rc = compactIoRc(err.iErrno);
+        rc = rcUnlink == COLVEC_NOMEM ? SQLITE_NOMEM : compactIoRc(err.iErrno);
       }
     }
     if (rc == SQLITE_OK) {

@@ -355,9 +355,14 @@ int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte) {
 /* Renames a memory file to a name that must not exist; see
 ** colvecOsRenameNew(). */
 int colvecOsMemRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
-  if (colvecOsMemKind(zTo) != COLVEC_OS_NONE) {
-    return osMemErr(pErr, EEXIST, "rename (the new name exists)", zTo);
-  }
+  char *z = osMemNorm(zTo, pErr); /* out of memory is not "it exists" */
+  OsMemNode *p;
+  if (z == NULL) return COLVEC_NOMEM;
+  osMemEnter();
+  p = osMemFind(z);
+  osMemLeave();
+  colvecFree(z);
+  if (p) return osMemErr(pErr, EEXIST, "rename (the new name exists)", zTo);
   return colvecOsMemRename(zFrom, zTo, pErr);
 }
 
