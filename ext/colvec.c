@@ -121,7 +121,6 @@ __declspec(dllexport)
   pLoaded->db = db;
   pLoaded->pNext = NULL;
   rc = colvecFuncRegister(db);
-  if (rc == SQLITE_OK) rc = colvecVecapiRegister(db);
   if (rc == SQLITE_OK) {
     /* from here on SQLite owns pLoaded and frees it via colvecLoadedRemove */
     colvecLoadedAdd(pLoaded);
@@ -129,6 +128,10 @@ __declspec(dllexport)
   } else {
     sqlite3_free(pLoaded);
   }
+  /* After the module: the vec_* probes prepare statements, which may read
+  ** the schema, and shadow tables are only marked read-only (defensive
+  ** mode) when the schema is read with the module known. */
+  if (rc == SQLITE_OK) rc = colvecVecapiRegister(db);
   if (rc != SQLITE_OK && pzErrMsg) {
     *pzErrMsg =
         sqlite3_mprintf("colvec: registration failed: %s", sqlite3_errstr(rc));
