@@ -492,12 +492,11 @@ char *colvecOsRealPath(const char *zPath) {
 }
 
 /*
-** Renames zFrom to zTo, which must not exist (MoveFileExW without
-** MOVEFILE_REPLACE_EXISTING fails when it does), written through to the
-** disk.
+** Moves zFrom to zTo with MoveFileExW and flags dwFlags (written through
+** to the disk), through the I/O fault hook. Returns COLVEC_OK or an error.
 */
-int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
-  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
+static int osWinMove(const char *zFrom, const char *zTo, DWORD dwFlags,
+                     ColvecErr *pErr) {
   wchar_t *zWFrom, *zWTo = NULL;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
@@ -505,7 +504,7 @@ int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   zWFrom = osWinWide(zFrom, pErr, &rc);
   if (zWFrom) zWTo = osWinWide(zTo, pErr, &rc);
   if (zWTo) {
-    if (!MoveFileExW(zWFrom, zWTo, MOVEFILE_WRITE_THROUGH)) {
+    if (!MoveFileExW(zWFrom, zWTo, dwFlags | MOVEFILE_WRITE_THROUGH)) {
       rc = osWinIoErr(pErr, "rename", zFrom);
     }
   }
@@ -516,27 +515,22 @@ int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 }
 
 /*
+** Renames zFrom to zTo, which must not exist (MoveFileExW without
+** MOVEFILE_REPLACE_EXISTING fails when it does), written through to the
+** disk.
+*/
+int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
+  return osWinMove(zFrom, zTo, 0, pErr);
+}
+
+/*
 ** Renames zFrom to zTo, replacing zTo if it exists, written through to
 ** the disk (MoveFileExW). Fails while either file is open or mapped.
 */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   if (colvecOsMemIs(zFrom)) return colvecOsMemRename(zFrom, zTo, pErr);
-  wchar_t *zWFrom, *zWTo = NULL;
-  int rc = COLVEC_OK;
-  int iFault = colvecOsHookBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
-  if (iFault) return colvecOsErrnoErr(pErr, iFault, "rename", zFrom);
-  zWFrom = osWinWide(zFrom, pErr, &rc);
-  if (zWFrom) zWTo = osWinWide(zTo, pErr, &rc);
-  if (zWTo) {
-    if (!MoveFileExW(zWFrom, zWTo,
-                     MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
-      rc = osWinIoErr(pErr, "rename", zFrom);
-    }
-  }
-  colvecFree(zWFrom);
-  colvecFree(zWTo);
-  if (rc == COLVEC_OK) colvecOsHookAfter(COLVEC_OSOP_RENAME, zFrom, zTo, 0, 0);
-  return rc;
+  return osWinMove(zFrom, zTo, MOVEFILE_REPLACE_EXISTING, pErr);
 }
 
 /*
