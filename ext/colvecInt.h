@@ -925,6 +925,26 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr);
 
 /*
+** The values of a filter comparing a text column with numbers, both ways
+** (SQLite compares as text when the number carries no affinity — a
+** literal, a bound parameter — and as numbers when it does — a CAST,
+** another table's column; xFilter cannot tell which): a row passes when it
+** passes either way, and SQLite re-checks it. aNum holds the values as
+** given, aText each number rendered as text by the running SQLite (other
+** values as they are); an IN list's two are sorted and distinct
+** (colvecFilterInSort), another operator has one value in each.
+*/
+typedef struct ColvecScanBoth ColvecScanBoth;
+struct ColvecScanBoth {
+  const ColvecScalar *aNum; /* the values as given (not owned) */
+  int nNum;                 /* entries of aNum */
+  ColvecScalar *aText;      /* the values with numbers as text */
+  int nText;                /* entries of aText used */
+  char **azText;            /* the rendered texts (nAlloc entries) */
+  int nAlloc;               /* entries of azText */
+};
+
+/*
 ** An IN list evaluated in C over delta rows, for the lists too long to be
 ** bound into the delta query (colvecStorageInBound): its members with the
 ** column's affinity, sorted and distinct (colvecFilterInSort), their bytes
@@ -932,27 +952,32 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
 */
 typedef struct ColvecScanIn ColvecScanIn;
 struct ColvecScanIn {
-  int iCol;           /* user column, or COLVEC_PLAN_ROWID */
-  int bAll;           /* 1: only SQLite can decide, every row passes */
-  int nVal;           /* members in aVal (sorted, distinct) */
-  int nCopy;          /* entries of azCopy */
-  ColvecScalar *aVal; /* the members */
-  char **azCopy;      /* their bytes (entries may be NULL) */
+  int iCol;            /* user column, or COLVEC_PLAN_ROWID */
+  int bAll;            /* 1: a vector column, every row passes */
+  int bBoth;           /* 1: numbers against a text column, see both */
+  int nVal;            /* members in aVal (sorted, distinct) */
+  int nCopy;           /* entries of azCopy */
+  ColvecScalar *aVal;  /* the members */
+  char **azCopy;       /* their bytes (entries may be NULL) */
+  ColvecScanBoth both; /* with bBoth: the members both ways */
 };
 
 /*
 ** Reads IN list pArg, compared with column iCol of table pC (or the rowid),
-** into *p, as colvecScanBitmap reads it for a segment: a number compared
-** with a text column, or a vector column, sets bAll. Returns SQLITE_OK or
-** an error (SQLITE_NOMEM, an error of the list); colvecScanInClose(p) in
-** every case.
+** into *p, as colvecScanBitmap reads it for a segment in a KNN: a vector
+** column sets bAll; numbers compared with a text column set bBoth and are
+** compared as text (rendered on connection db), as the lists bound into
+** the delta query compare. Returns SQLITE_OK or an error (SQLITE_NOMEM, an
+*error of
+** the list or of the rendering); colvecScanInClose(p) in every case.
 */
-int colvecScanInOpen(const ColvecConfig *pC, int iCol, sqlite3_value *pArg,
-                     ColvecScanIn *p);
+int colvecScanInOpen(sqlite3 *db, const ColvecConfig *pC, int iCol,
+                     sqlite3_value *pArg, ColvecScanIn *p);
 
 /* Returns 1 when delta value pCell (as stored: no affinity is applied)
-** equals a member of p, or p->bAll is set; 0 otherwise (always for NULL).
-** A binary search: log2(members) comparisons. */
+** equals a member of p (with bBoth, either way), or p->bAll is set; 0
+** otherwise (always for NULL). A binary search: log2(members) comparisons;
+** -1 when reading a text cell as a number ran out of memory. */
 int colvecScanInTest(const ColvecScanIn *p, sqlite3_value *pCell);
 
 /* Frees what colvecScanInOpen read into p (p may be zeroed). */

@@ -495,6 +495,24 @@ static int filterScalarCmp(const ColvecScalar *pA, const ColvecScalar *pB) {
   }
 }
 
+/* Decides one value against one operand; see header. */
+int colvecFilterScalarPass(ColvecPlanOp eOp, const ColvecScalar *pRow,
+                           const ColvecScalar *pVal) {
+  int bNullRow = filterValueClass(pRow) == 0;
+  int bNullVal = filterValueClass(pVal) == 0;
+  int c;
+  if (eOp == COLVEC_OP_IS || eOp == COLVEC_OP_ISNOT) {
+    int bSame = bNullRow || bNullVal ? bNullRow && bNullVal
+                                     : filterScalarCmp(pRow, pVal) == 0;
+    return eOp == COLVEC_OP_IS ? bSame : !bSame;
+  }
+  if (bNullRow || bNullVal) return 0;
+  c = filterScalarCmp(pRow, pVal);
+  return (filterOpMask(eOp) & (c < 0   ? FILTER_LT
+                               : c > 0 ? FILTER_GT
+                                       : FILTER_EQ)) != 0;
+}
+
 /* qsort() comparator over ColvecScalar: filterScalarCmp. */
 static int filterScalarSortCmp(const void *pA, const void *pB) {
   return filterScalarCmp((const ColvecScalar *)pA, (const ColvecScalar *)pB);

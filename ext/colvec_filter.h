@@ -111,6 +111,14 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
                      void *pCtx, uint8_t *aBits);
 
 /*
+** Returns 1 when value *pRow passes "*pRow <eOp> *pVal" under the semantics
+** above (EQ NE LT LE GT GE IS ISNOT; for IN, *pVal is one member), else 0.
+** For callers that decide a few rows one at a time.
+*/
+int colvecFilterScalarPass(ColvecPlanOp eOp, const ColvecScalar *pRow,
+                           const ColvecScalar *pVal);
+
+/*
 ** Sets *pRow to the value row iRow (< pCol->nRow) of pCol holds, as the
 ** column stores it: NULL (its bit in aNull), INTEGER, FLOAT, or TEXT/BLOB
 ** bytes pointing into the column. Returns COLVEC_OK, or COLVEC_ERROR for

@@ -30,8 +30,8 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
         colvecStorageInBound(pStorage, pPlan, argv, i)) {
       continue;
     }
-    rc = colvecScanInOpen(pStorage->pConfig, pPlan->aArg[i].iCol, argv[i],
-                          &aIn[nIn++]);
+    rc = colvecScanInOpen(pStorage->db, pStorage->pConfig, pPlan->aArg[i].iCol,
+                          argv[i], &aIn[nIn++]);
     if (aIn[nIn - 1].iCol != COLVEC_PLAN_ROWID) {
       mUsed |= aIn[nIn - 1].iCol < COLVEC_PLAN_USED_HIGH
                    ? (1 << aIn[nIn - 1].iCol)
@@ -49,12 +49,17 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
     sqlite3_int64 iRowid = sqlite3_column_int64(pStmt, 0);
     const void *pVec;
     int nVec;
-    for (i = 0; i < nIn; i++) {
+    int bPass = 1;
+    for (i = 0; bPass == 1 && i < nIn; i++) {
       const ColvecScanIn *pIn = &aIn[i];
       int iField = pIn->iCol == COLVEC_PLAN_ROWID ? 0 : 1 + pIn->iCol;
-      if (!colvecScanInTest(pIn, sqlite3_column_value(pStmt, iField))) break;
+      bPass = colvecScanInTest(pIn, sqlite3_column_value(pStmt, iField));
     }
-    if (i < nIn) continue; /* not in a list */
+    if (bPass < 0) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if (!bPass) continue; /* not in a list */
     pVec = sqlite3_column_blob(pStmt, 1 + q->iCol);
     nVec = sqlite3_column_bytes(pStmt, 1 + q->iCol);
     if (pVec == NULL || nVec != pCol->nByte) {

@@ -215,8 +215,18 @@ static int scanMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
   return bMatch;
 }
 
-/* Return of scanScalar: the filter cannot be evaluated here (keep rows). */
-#define SCAN_KEEP_ALL 1
+/*
+** Return of scanScalar and scanInCollect: a number compared with a text
+** column. SQLite compares the two as text when the number carries no
+** affinity (a literal, a bound parameter) and as numbers when it does (a
+** CAST, another table's column, a subquery's), and xFilter cannot tell
+** which: such a filter passes the rows that pass either way (scanTextNumber),
+** and SQLite re-checks them.
+*/
+#define SCAN_TEXT_NUMBER 1
+
+/* SQL rendering a number as text as the SQLite that runs renders it. */
+static const char zScanTextSql[] = "SELECT CAST(?1 AS TEXT)";
 
 /*
 ** Converts pVal into *pOut with the affinity of the column it is compared
@@ -229,9 +239,8 @@ static int scanMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
 ** Text and blob bytes are copied to *pzCopy (sqlite3_free it; NULL when
 ** nothing was copied), since an IN list's values are overwritten by the
 ** next sqlite3_vtab_in_next(). Returns SQLITE_OK, SQLITE_NOMEM, or
-** SCAN_KEEP_ALL for a number compared with a text column: SQLite may then
-** compare in the column's numeric form ('5.0' = 5 when the number carries
-** an affinity of its own), so only SQLite can decide.
+** SCAN_TEXT_NUMBER for a number compared with a text column (*pOut is the
+** number as given).
 */
 static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
                       char **pzCopy) {
@@ -241,15 +250,13 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
   memset(pOut, 0, sizeof(*pOut));
   switch (eType) {
   case SQLITE_INTEGER:
-    if (eAffinity == COLVEC_ATTR_TEXT) return SCAN_KEEP_ALL;
     pOut->eType = COLVEC_TYPE_INTEGER;
     pOut->i = sqlite3_value_int64(pVal);
-    return SQLITE_OK;
+    return eAffinity == COLVEC_ATTR_TEXT ? SCAN_TEXT_NUMBER : SQLITE_OK;
   case SQLITE_FLOAT:
-    if (eAffinity == COLVEC_ATTR_TEXT) return SCAN_KEEP_ALL;
     pOut->eType = COLVEC_TYPE_FLOAT;
     pOut->r = sqlite3_value_double(pVal);
-    return SQLITE_OK;
+    return eAffinity == COLVEC_ATTR_TEXT ? SCAN_TEXT_NUMBER : SQLITE_OK;
   case SQLITE_TEXT:
     pBytes = sqlite3_value_text(pVal);
     pOut->n = sqlite3_value_bytes(pVal);
@@ -296,7 +303,9 @@ static int scanScalar(sqlite3_value *pVal, int eAffinity, ColvecScalar *pOut,
 ** both arrays, also after an error); then sorts the values for
 ** colvecFilterEval and colvecFilterInHas and sets *pnEval to the number
 ** of distinct members kept (colvecFilterInSort). Returns SQLITE_OK,
-** SQLITE_NOMEM, an error of the list, or SCAN_KEEP_ALL as scanScalar.
+** SQLITE_NOMEM, an error of the list, or SCAN_TEXT_NUMBER when a member is
+** a number compared with a text column (kept as given; the list is then
+** left unsorted, *pnEval 0, for scanBothOpen).
 */
 static int scanInCollect(sqlite3_value *pArg, int eAffinity,
                          ColvecScalar **paVal, char ***pazCopy, int *pnVal,
@@ -305,7 +314,7 @@ static int scanInCollect(sqlite3_value *pArg, int eAffinity,
   sqlite3_value *pVal = NULL;
   ColvecScalar *aVal = NULL;
   char **azCopy = NULL;
-  int nAlloc = 0, nVal = 0, rc;
+  int nAlloc = 0, nVal = 0, rc, bTextNum = 0;
   for (rc = sqlite3_vtab_in_first(pArg, &pVal); rc == SQLITE_OK && pVal;
        rc = sqlite3_vtab_in_next(pArg, &pVal)) {
     if (nVal == nAlloc) {
@@ -326,19 +335,148 @@ static int scanInCollect(sqlite3_value *pArg, int eAffinity,
     }
     rc = scanScalar(pVal, eAffinity, &aVal[nVal], &azCopy[nVal]);
     nVal++;
+    if (rc == SCAN_TEXT_NUMBER) {
+      bTextNum = 1;
+      rc = SQLITE_OK;
+    }
     if (rc != SQLITE_OK) break; /* keep the error, not the next value */
   }
   if (rc == SQLITE_DONE) rc = SQLITE_OK; /* the end of the list */
   *paVal = aVal;
   *pazCopy = azCopy;
   *pnVal = nVal;
-  *pnEval = rc == SQLITE_OK ? colvecFilterInSort(aVal, nVal) : 0;
+  /* both ways, 5 and 5.0 differ as text: scanBothOpen sorts */
+  *pnEval = rc == SQLITE_OK && !bTextNum ? colvecFilterInSort(aVal, nVal) : 0;
+  return rc == SQLITE_OK && bTextNum ? SCAN_TEXT_NUMBER : rc;
+}
+
+/*
+** Fills *p with values aVal[0..nVal) both ways (ColvecScalar values as
+** scanScalar gave them; numbers rendered as text by zScanTextSql on
+** connection db); bIn: an IN list, whose two arrays are then sorted and
+** made distinct (aVal too: p->aNum points to it). Returns SQLITE_OK,
+** SQLITE_NOMEM or the rendering's error (*pzErr set when pzErr is given);
+** scanBothClose(p) in every case.
+*/
+static int scanBothOpen(sqlite3 *db, ColvecScalar *aVal, int nVal, int bIn,
+                        ColvecScanBoth *p, char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc, i;
+  memset(p, 0, sizeof(*p));
+  p->aText = sqlite3_malloc64(sizeof(ColvecScalar) * (sqlite3_uint64)nVal + 1);
+  p->azText = sqlite3_malloc64(sizeof(char *) * (sqlite3_uint64)nVal + 1);
+  if (p->aText == NULL || p->azText == NULL) return SQLITE_NOMEM;
+  memset(p->azText, 0, sizeof(char *) * (size_t)nVal);
+  p->nAlloc = nVal;
+  rc = sqlite3_prepare_v2(db, zScanTextSql, -1, &pStmt, NULL);
+  for (i = 0; rc == SQLITE_OK && i < nVal; i++) {
+    const ColvecScalar *pV = &aVal[i];
+    ColvecScalar *pT = &p->aText[i];
+    *pT = *pV;
+    if (pV->eType != COLVEC_TYPE_INTEGER && pV->eType != COLVEC_TYPE_FLOAT) {
+      continue;
+    }
+    sqlite3_reset(pStmt);
+    if (pV->eType == COLVEC_TYPE_INTEGER) {
+      rc = sqlite3_bind_int64(pStmt, 1, pV->i);
+    } else {
+      rc = sqlite3_bind_double(pStmt, 1, pV->r);
+    }
+    if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+      const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+      int n = sqlite3_column_bytes(pStmt, 0);
+      p->azText[i] = z ? sqlite3_mprintf("%.*s", n, z) : NULL;
+      if (p->azText[i] == NULL) {
+        rc = SQLITE_NOMEM;
+      } else {
+        pT->eType = COLVEC_TYPE_TEXT;
+        pT->z = (const uint8_t *)p->azText[i];
+        pT->n = n;
+      }
+    } else if (rc == SQLITE_OK) {
+      rc = sqlite3_reset(pStmt);
+      if (rc == SQLITE_OK) rc = SQLITE_ERROR;
+    }
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && pzErr) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(pStmt);
+  p->aNum = aVal;
+  p->nNum = nVal;
+  p->nText = nVal;
+  if (rc == SQLITE_OK && bIn) {
+    p->nNum = colvecFilterInSort(aVal, nVal);
+    p->nText = colvecFilterInSort(p->aText, nVal);
+  }
   return rc;
 }
 
+/* Frees what scanBothOpen allocated (p may be zeroed). */
+static void scanBothClose(ColvecScanBoth *p) {
+  int i;
+  for (i = 0; i < p->nAlloc; i++)
+    sqlite3_free(p->azText[i]);
+  sqlite3_free(p->azText);
+  sqlite3_free(p->aText);
+  memset(p, 0, sizeof(*p));
+}
+
+/*
+** Returns 1 when value *pCell of a text column passes operator eOp against
+** p either way: as text against p->aText, or, read as SQLite's numeric
+** affinity reads it, against p->aNum (unless p->nNum is 0: as text only);
+** 0 when it passes neither; -1 when reading it as a number ran out of
+** memory.
+*/
+static int scanBothPass(const ColvecScanBoth *p, ColvecPlanOp eOp,
+                        const ColvecScalar *pCell) {
+  ColvecScalar num = *pCell;
+  int bIn = eOp == COLVEC_OP_IN;
+  if (bIn ? colvecFilterInHas(p->aText, p->nText, pCell)
+          : colvecFilterScalarPass(eOp, pCell, &p->aText[0])) {
+    return 1;
+  }
+  if (p->nNum == 0) return 0; /* as text only, or an empty list */
+  if (pCell->eType == COLVEC_TYPE_TEXT) {
+    int eKind;
+    if (colvecTextToNumber((const char *)pCell->z, pCell->n, &eKind, &num.i,
+                           &num.r) != COLVEC_OK) {
+      return -1;
+    }
+    if (eKind == COLVEC_NUM_INTEGER) num.eType = COLVEC_TYPE_INTEGER;
+    if (eKind == COLVEC_NUM_REAL) num.eType = COLVEC_TYPE_FLOAT;
+  }
+  return bIn ? colvecFilterInHas(p->aNum, p->nNum, &num)
+             : colvecFilterScalarPass(eOp, &num, &p->aNum[0]);
+}
+
+/*
+** Clears in aBits every row of text column pView that passes operator eOp
+** against p neither way (scanBothPass). Returns SQLITE_OK, SQLITE_NOMEM, or
+** COLVEC_CORRUPT_VTAB for malformed offsets.
+*/
+static int scanBothEval(const ColvecColumnView *pView, ColvecPlanOp eOp,
+                        const ColvecScanBoth *p, uint8_t *aBits) {
+  int64_t iRow;
+  for (iRow = colvecBitmapNext(aBits, 0, pView->nRow); iRow < pView->nRow;
+       iRow = colvecBitmapNext(aBits, iRow + 1, pView->nRow)) {
+    ColvecScalar cell;
+    int bPass;
+    memset(&cell, 0, sizeof(cell));
+    if (colvecFilterRowValue(pView, iRow, &cell) != COLVEC_OK) {
+      return COLVEC_CORRUPT_VTAB;
+    }
+    bPass = scanBothPass(p, eOp, &cell);
+    if (bPass < 0) return SQLITE_NOMEM;
+    if (!bPass) aBits[iRow >> 3] &= (uint8_t) ~(1u << (iRow & 7));
+  }
+  return SQLITE_OK;
+}
+
 /* Reads an IN list for the delta; see colvecInt.h. */
-int colvecScanInOpen(const ColvecConfig *pC, int iCol, sqlite3_value *pArg,
-                     ColvecScanIn *p) {
+int colvecScanInOpen(sqlite3 *db, const ColvecConfig *pC, int iCol,
+                     sqlite3_value *pArg, ColvecScanIn *p) {
   int eAffinity = COLVEC_ATTR_INTEGER, rc;
   memset(p, 0, sizeof(*p));
   p->iCol = iCol;
@@ -352,9 +490,10 @@ int colvecScanInOpen(const ColvecConfig *pC, int iCol, sqlite3_value *pArg,
   }
   rc =
       scanInCollect(pArg, eAffinity, &p->aVal, &p->azCopy, &p->nCopy, &p->nVal);
-  if (rc == SCAN_KEEP_ALL) {
-    p->bAll = 1;
-    rc = SQLITE_OK;
+  if (rc == SCAN_TEXT_NUMBER) {
+    p->bBoth = 1;
+    rc = scanBothOpen(db, p->aVal, p->nCopy, 1, &p->both, NULL);
+    p->both.nNum = 0; /* a KNN: as text, as the bound lists compare */
   }
   return rc;
 }
@@ -384,12 +523,14 @@ int colvecScanInTest(const ColvecScanIn *p, sqlite3_value *pCell) {
   default:
     return 0; /* NULL is in no list */
   }
+  if (p->bBoth) return scanBothPass(&p->both, COLVEC_OP_IN, &v);
   return colvecFilterInHas(p->aVal, p->nVal, &v);
 }
 
 /* Frees an IN list read by colvecScanInOpen; see colvecInt.h. */
 void colvecScanInClose(ColvecScanIn *p) {
   int i;
+  scanBothClose(&p->both);
   for (i = 0; i < p->nCopy; i++)
     sqlite3_free(p->azCopy[i]);
   sqlite3_free(p->azCopy);
@@ -399,9 +540,14 @@ void colvecScanInClose(ColvecScanIn *p) {
 
 /*
 ** Evaluates one filter argument (operator eOp on column iCol, value pArg)
-** over segment h, ANDing into aBits. An IN list (of any length) holding a
-** number compared with a text column leaves aBits alone
-** (SQLite re-checks every row); an empty IN list clears it. LIKE and GLOB
+** over segment h, ANDing into aBits. A number compared with a text column
+** keeps the rows that pass either way in a scan (SCAN_TEXT_NUMBER; SQLite
+** re-checks every row), and in a KNN (bKnn) those that pass as text: the
+** k nearest must be decided here, and text is how SQLite compares a
+** literal or a bound parameter (a number that carries numeric affinity,
+** from a CAST or a column, may match rows of another spelling, '5.0' for
+** 5, that the KNN then leaves out). An empty IN list clears aBits. LIKE and
+*GLOB
 ** prepare their azScanMatchSql statement on the connection and ask it
 ** about each distinct value of the column (as far as the cache of verdicts
 ** holds them), or match with SQLite's own matcher when the query's memo
@@ -409,7 +555,7 @@ void colvecScanInClose(ColvecScanIn *p) {
 ** *pzErr set ("colvec: " and SQLite's message).
 */
 static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
-                         ColvecPlanOp eOp, sqlite3_value *pArg,
+                         ColvecPlanOp eOp, sqlite3_value *pArg, int bKnn,
                          ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecColumnView rowidView;
@@ -501,11 +647,17 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       }
     } else if (rcEval != COLVEC_OK) {
       rc = COLVEC_CORRUPT_VTAB;
-      *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
-                               (long long)h->iSegid, pC->zName);
     }
-  } else if (rc == SCAN_KEEP_ALL) {
-    rc = SQLITE_OK;
+  } else if (rc == SCAN_TEXT_NUMBER) {
+    ColvecScanBoth both;
+    rc = scanBothOpen(pSegs->db, aVal, nVal, eOp == COLVEC_OP_IN, &both, pzErr);
+    if (bKnn) both.nNum = 0; /* as text only */
+    if (rc == SQLITE_OK) rc = scanBothEval(pView, eOp, &both, aBits);
+    scanBothClose(&both);
+  }
+  if (rc == SQLITE_CORRUPT_VTAB) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
+                             (long long)h->iSegid, pC->zName);
   }
   sqlite3_finalize(match.pStmt);
   sqlite3_free(match.aCache);
@@ -536,8 +688,8 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
   for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
     if (pArg->eOp < COLVEC_OP_EQ) continue;
-    rc = scanOneFilter(pSegs, h, pArg->iCol, pArg->eOp, argv[i], pMemo, aBits,
-                       pzErr);
+    rc = scanOneFilter(pSegs, h, pArg->iCol, pArg->eOp, argv[i], pPlan->bKnn,
+                       pMemo, aBits, pzErr);
   }
   return rc;
 }

@@ -650,8 +650,11 @@ static const char *const storageOpSql[] = {
 ** compared with a text column. SQLite may compare such a pair in numeric
 ** form ('5.0' = 5 when the number comes with an affinity of its own, as
 ** from an INTEGER column in a subquery), which a bound parameter, having
-** no affinity, would not. Every row is returned and SQLite re-checks.
-** LIKE and GLOB are functions, which apply no affinity: always written.
+** no affinity, would not. In a scan every row is returned and SQLite
+** re-checks; a KNN, which must decide its k rows itself, binds the value
+** and compares as text, as SQLite compares a literal or a bound parameter
+** (so does colvecScanBitmap on segments). LIKE and GLOB are functions,
+** which apply no affinity: always written.
 */
 static int storageFilterSkipped(const ColvecConfig *pC,
                                 const ColvecPlanArg *pArg,
@@ -706,12 +709,14 @@ int colvecStorageInBound(ColvecStorage *p, const ColvecPlan *pPlan,
 }
 
 /* Returns 1 when filter argument iArg of pPlan is left out of the delta
-** query: storageFilterSkipped, or an IN list colvecStorageInBound leaves
-** out. */
+** query: storageFilterSkipped in a scan, or an IN list colvecStorageInBound
+** leaves out. */
 static int storageFilterLeftOut(ColvecStorage *p, const ColvecPlan *pPlan,
                                 sqlite3_value **argv, int iArg) {
   const ColvecPlanArg *pArg = &pPlan->aArg[iArg];
-  if (storageFilterSkipped(p->pConfig, pArg, argv[iArg])) return 1;
+  if (!pPlan->bKnn && storageFilterSkipped(p->pConfig, pArg, argv[iArg])) {
+    return 1;
+  }
   return pArg->eOp == COLVEC_OP_IN &&
          !colvecStorageInBound(p, pPlan, argv, iArg);
 }

@@ -645,6 +645,18 @@ static int tfCheck(TfData *p, int iCol, ColvecPlanOp eOp, const TfCell *aCell,
                    zSql, zRhs, nVal, i + 1, zRow, bWant, bGot);
     }
   }
+  /* one value at a time (colvecFilterScalarPass) decides as SQLite does:
+  ** the first 64 rows of each comparison */
+  if (eOp >= COLVEC_OP_EQ && eOp <= COLVEC_OP_ISNOT) {
+    for (i = 0; i < p->nRow && i < 64; i++) {
+      ColvecScalar row;
+      memset(&row, 0, sizeof(row));
+      ck_assert_int_eq(colvecFilterRowValue(&p->aView[iCol], i, &row),
+                       COLVEC_OK);
+      ck_assert_int_eq(colvecFilterScalarPass(eOp, &row, &aVal[0]),
+                       tfBit(aWant, i));
+    }
+  }
   for (i = p->nRow; i < nByte * 8; i++)
     ck_assert_int_eq(tfBit(aGot, i), 0);
   ck_assert_int_eq(aGot[nByte], 0xff); /* no write past the bitmap */
