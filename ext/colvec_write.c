@@ -375,6 +375,9 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
     bEmbed = colvecStorageEmbedded(pTab->pStorage);
     if (bEmbed < 0) rc = -bEmbed;
   }
+  /* the manifest afresh: this connection's own writes to the shadow
+  ** tables leave PRAGMA data_version alone */
+  colvecSegTableChanged(pSegs);
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
