@@ -19,7 +19,11 @@
 # the aarch64 and Windows binaries, each loaded and queried where it runs)
 # unless COLVEC_NO_RELEASE=1 (or the aarch64 or Windows legs are off).
 # COLVEC_SQLITE_LEGS chooses the legs (default "system oldest previous
-# newest"). Ends with one line "N passed, N failed,
+# newest").
+# The fuzz smoke, Windows, WebAssembly and browser legs use one core at a
+# time: they run alongside the cross legs (COLVEC_SERIAL=1: after them).
+# Each leg's time is printed after it and again in a table at the end
+# ("== time per leg"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -58,20 +62,36 @@ tally() {
   fi
 }
 
-# Builds in folder $1 with configure flags $2.. and runs every leg there.
+# Leg times, one line each ("  123 s  name"), printed at the end.
+times=()
+# Starts timing leg $1.
+leg_begin() { leg_name=$1; leg_t0=$(date +%s); }
+# Records the time since leg_begin and prints it.
+leg_end() {
+  local s=$(($(date +%s) - leg_t0))
+  echo "   ($leg_name: $s s)"
+  times+=("$(printf '%6d s  %s' "$s" "$leg_name")")
+}
+
+# Builds in folder $1 with configure flags $2.. and runs every leg there;
+# leg names in the timing summary start with $1.
 run_suite() {
   local dir=$1 leg log; shift
   mkdir -p "$dir"
+  leg_begin "$dir: configure + make"
   (cd "$dir" && "$top/configure" --enable-werror "$@" >configure.out 2>&1) \
     || { cat "$dir/configure.out"; fail=$((fail + 1)); return; }
   make -C "$dir" -j"$jobs" >"$dir/make.out" 2>&1 \
     || { tail -50 "$dir/make.out"; fail=$((fail + 1)); return; }
+  leg_end
   for leg in ${COLVEC_SQLITE_LEGS:-system oldest previous newest}; do
     log=$dir/test-suite-$leg.log
     [ "$leg" = system ] && log=$dir/test-suite.log
     rm -f "$log"
+    leg_begin "$dir: SQLite $leg"
     tool/sqlite-matrix.sh -C "$dir" -j "$jobs" "$leg"
     tally $? "$log"
+    leg_end
   done
 }
 
@@ -80,12 +100,14 @@ if [ -f config.status ]; then
   echo "note: removing the in-tree build (make distclean) to build out of tree"
   make distclean >/dev/null 2>&1 || true
 fi
+t_start=$(date +%s)
 autoreconf -fi >/dev/null 2>&1 || { echo "autoreconf failed"; echo "0 passed, 1 failed"; exit 1; }
 echo "== release build"
 run_suite build
 if [ -f build/Makefile ]; then
   # The C sources must match .clang-format (`make format` rewrites them).
   echo "== format check"
+  leg_begin "format check"
   if make -C build format-check >build/format-check.out 2>&1; then
     pass=$((pass + 1))
   else
@@ -93,11 +115,13 @@ if [ -f build/Makefile ]; then
     echo "FAIL: format-check (run: make format)"
     fail=$((fail + 1))
   fi
+  leg_end
 fi
 if [ -f build/Makefile ]; then
   # The release tarball: complete, and builds and tests from a clean unpack
   # (tool/dist-check.sh; a few minutes).
   echo "== dist check"
+  leg_begin "dist check"
   if tool/dist-check.sh build >build/dist-check.out 2>&1; then
     grep -E '^(ok|made)' build/dist-check.out
     pass=$((pass + 1))
@@ -105,47 +129,116 @@ if [ -f build/Makefile ]; then
     tail -30 build/dist-check.out
     fail=$((fail + 1))
   fi
+  leg_end
 fi
-if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
-  # Short fuzzing runs (the regression inputs, then each libFuzzer target for
-  # COLVEC_FUZZ_SECONDS seconds); `make fuzz-smoke` alone runs them longer.
-  # The seed is fixed (COLVEC_FUZZ_SEED) so that the result depends on the
-  # code, not on the draw; `make fuzz-smoke` draws a new one each run.
-  secs=${COLVEC_FUZZ_SECONDS:-20}
-  fseed=${COLVEC_FUZZ_SEED:-1}
-  echo "== fuzz smoke ($secs s per target, seed $fseed)"
-  if make -C build fuzz-smoke FUZZ_SECONDS="$secs" FUZZ_SEED="$fseed" \
-    >build/fuzz-smoke.out 2>&1; then
-    grep -E '^(PASS|FAIL|fuzz-smoke)' build/fuzz-smoke.out
-    pass=$((pass + 1))
+
+# The legs that keep one core busy at most (the fuzz smoke runs one target
+# at a time for a fixed number of seconds, wine and node run one program at
+# a time) run alongside the cross legs, which keep both cores busy only
+# while their suites do: each writes its own folder of build/ (fuzz,
+# windows, wasm, browser, cross-ARCH). Their output is printed when both
+# lanes are done; COLVEC_SERIAL=1 runs them one after the other instead.
+# Runs the single-core legs; in a subshell, writes its counts and times.
+single_core_legs() {
+  if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
+    # Short fuzzing runs (the regression inputs, then each libFuzzer target
+    # for COLVEC_FUZZ_SECONDS seconds); `make fuzz-smoke` alone runs them
+    # longer. The seed is fixed (COLVEC_FUZZ_SEED) so that the result
+    # depends on the code, not on the draw; `make fuzz-smoke` draws a new
+    # one each run.
+    secs=${COLVEC_FUZZ_SECONDS:-20}
+    fseed=${COLVEC_FUZZ_SEED:-1}
+    echo "== fuzz smoke ($secs s per target, seed $fseed)"
+    leg_begin "fuzz smoke"
+    if make -C build fuzz-smoke FUZZ_SECONDS="$secs" FUZZ_SEED="$fseed" \
+      >build/fuzz-smoke.out 2>&1; then
+      grep -E '^(PASS|FAIL|fuzz-smoke)' build/fuzz-smoke.out
+      pass=$((pass + 1))
+    else
+      tail -30 build/fuzz-smoke.out
+      fail=$((fail + 1))
+    fi
+    leg_end
+  fi
+  if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
+    # The Windows build (mingw-w64) of the Check suites and sql_session,
+    # run under wine (`make check-windows`, tool/check-windows.sh).
+    echo "== Windows (mingw-w64 + wine)"
+    leg_begin "Windows (wine)"
+    rm -f build/test-suite-windows.log
+    tool/check-windows.sh -C build
+    tally $? build/test-suite-windows.log
+    leg_end
+  fi
+  if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
+    # SQLite and colvec compiled to WebAssembly (emscripten), sql_session
+    # and the amalgamation app run under node (`make check-wasm`).
+    echo "== WebAssembly (emscripten + node)"
+    leg_begin "WebAssembly (node)"
+    rm -f build/test-suite-wasm.log
+    CI=${CI:-} tool/check-wasm.sh -C build
+    tally $? build/test-suite-wasm.log
+    leg_end
+    # The browser package and demo page, driven in headless Chromium
+    # (`make check-browser`).
+    echo "== browser (emscripten + headless Chromium)"
+    leg_begin "browser (Chromium)"
+    rm -f build/test-suite-browser.log
+    CI=${CI:-} tool/check-browser.sh -C build
+    tally $? build/test-suite-browser.log
+    leg_end
+  fi
+}
+
+# Runs the cross legs.
+cross_legs() {
+  for arch in $cross; do
+    # The suites built for another CPU (i386 and aarch64, run under qemu):
+    # tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
+    echo "== $arch (tool/cross-check.sh)"
+    leg_begin "$arch (cross)"
+    log=build/cross-$arch/test-suite.log
+    rm -f "$log"
+    CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
+    tally $? "$log"
+    leg_end
+  done
+}
+
+if [ "${COLVEC_SERIAL:-0}" = 1 ] || ! [ -d build ]; then
+  single_core_legs
+  cross_legs
+else
+  lane=build/single-core-legs
+  # shellcheck disable=SC2030,SC2031 # the lane counts apart; added below
+  (
+    pass=0 fail=0 skip=0 times=()
+    single_core_legs >"$lane.out" 2>&1
+    echo "$pass $fail $skip" >"$lane.counts"
+    printf '%s\n' "${times[@]}" >"$lane.times"
+  ) &
+  lane_pid=$!
+  echo "(fuzz smoke, Windows, WebAssembly and browser run alongside; their output follows the cross legs)"
+  cross_legs
+  wait "$lane_pid"
+  cat "$lane.out"
+  # shellcheck disable=SC2031
+  if read -r p f s <"$lane.counts"; then
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    while IFS= read -r t; do [ -n "$t" ] && times+=("$t (alongside)"); done <"$lane.times"
   else
-    tail -30 build/fuzz-smoke.out
+    echo "FAIL: the single-core legs left no counts (see $lane.out)"
     fail=$((fail + 1))
   fi
 fi
-if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
-  # The Windows build (mingw-w64) of the Check suites and sql_session,
-  # run under wine (`make check-windows`, tool/check-windows.sh).
-  echo "== Windows (mingw-w64 + wine)"
-  rm -f build/test-suite-windows.log
-  tool/check-windows.sh -C build
-  tally $? build/test-suite-windows.log
-fi
-for arch in $cross; do
-  # The suites built for another CPU (i386 and aarch64, run under qemu):
-  # tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
-  echo "== $arch (tool/cross-check.sh)"
-  log=build/cross-$arch/test-suite.log
-  rm -f "$log"
-  CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
-  tally $? "$log"
-done
 if [ "${COLVEC_NO_RELEASE:-0}" != 1 ] && [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] &&
   [[ " $cross " == *" aarch64 "* ]] && [ -f build/Makefile ]; then
   # Every binary and package of a release (`make release`,
   # tool/release.sh), each binary loaded and queried natively, under
-  # qemu-aarch64 and under wine.
+  # qemu-aarch64 and under wine (after the Windows leg: they share its
+  # wine prefix).
   echo "== release packages (make release)"
+  leg_begin "release packages"
   if tool/release.sh -C build >build/release.out 2>&1; then
     grep -E 'checks|needs glibc' build/release.out
     pass=$((pass + 1))
@@ -153,24 +246,14 @@ if [ "${COLVEC_NO_RELEASE:-0}" != 1 ] && [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] &&
     tail -30 build/release.out
     fail=$((fail + 1))
   fi
-fi
-if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
-  # SQLite and colvec compiled to WebAssembly (emscripten), sql_session and
-  # the amalgamation app run under node (`make check-wasm`).
-  echo "== WebAssembly (emscripten + node)"
-  rm -f build/test-suite-wasm.log
-  CI=${CI:-} tool/check-wasm.sh -C build
-  tally $? build/test-suite-wasm.log
-  # The browser package and demo page, driven in headless Chromium
-  # (`make check-browser`).
-  echo "== browser (emscripten + headless Chromium)"
-  rm -f build/test-suite-browser.log
-  CI=${CI:-} tool/check-browser.sh -C build
-  tally $? build/test-suite-browser.log
+  leg_end
 fi
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
   run_suite build-asan --enable-debug --enable-sanitizers
 fi
+echo "== time per leg"
+printf '%s\n' "${times[@]}"
+echo "$(printf '%6d' $(($(date +%s) - t_start))) s  in all"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
