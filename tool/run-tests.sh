@@ -73,6 +73,36 @@ leg_end() {
   times+=("$(printf '%6d s  %s' "$s" "$leg_name")")
 }
 
+# Runs leg $1 (its name in the timing table): command $4.. with its
+# output in file $2. On success prints the lines of that file that match
+# the extended regex $3 and counts a pass; else prints its end and counts
+# a failure.
+step() {
+  local name=$1 out=$2 show=$3
+  shift 3
+  leg_begin "$name"
+  if "$@" >"$out" 2>&1; then
+    grep -E "$show" "$out"
+    pass=$((pass + 1))
+  else
+    tail -30 "$out"
+    fail=$((fail + 1))
+  fi
+  leg_end
+}
+
+# Runs leg $1 (its name in the timing table): command $3.., whose
+# automake-style summary is log $2, removed first; counts it with tally.
+suite_leg() {
+  local name=$1 log=$2
+  shift 2
+  leg_begin "$name"
+  rm -f "$log"
+  CI=${CI:-} "$@"
+  tally $? "$log"
+  leg_end
+}
+
 # Builds in folder $1 with configure flags $2.. and runs every leg there;
 # leg names in the timing summary start with $1.
 run_suite() {
@@ -121,15 +151,7 @@ if [ -f build/Makefile ]; then
   # The release tarball: complete, and builds and tests from a clean unpack
   # (tool/dist-check.sh; a few minutes).
   echo "== dist check"
-  leg_begin "dist check"
-  if tool/dist-check.sh build >build/dist-check.out 2>&1; then
-    grep -E '^(ok|made)' build/dist-check.out
-    pass=$((pass + 1))
-  else
-    tail -30 build/dist-check.out
-    fail=$((fail + 1))
-  fi
-  leg_end
+  step "dist check" build/dist-check.out '^(ok|made)' tool/dist-check.sh build
 fi
 
 # The legs that keep one core busy at most (the fuzz smoke runs one target
@@ -149,44 +171,27 @@ single_core_legs() {
     secs=${COLVEC_FUZZ_SECONDS:-20}
     fseed=${COLVEC_FUZZ_SEED:-1}
     echo "== fuzz smoke ($secs s per target, seed $fseed)"
-    leg_begin "fuzz smoke"
-    if make -C build fuzz-smoke FUZZ_SECONDS="$secs" FUZZ_SEED="$fseed" \
-      >build/fuzz-smoke.out 2>&1; then
-      grep -E '^(PASS|FAIL|fuzz-smoke)' build/fuzz-smoke.out
-      pass=$((pass + 1))
-    else
-      tail -30 build/fuzz-smoke.out
-      fail=$((fail + 1))
-    fi
-    leg_end
+    step "fuzz smoke" build/fuzz-smoke.out '^(PASS|FAIL|fuzz-smoke)' \
+      make -C build fuzz-smoke FUZZ_SECONDS="$secs" FUZZ_SEED="$fseed"
   fi
   if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
     # The Windows build (mingw-w64) of the Check suites and sql_session,
     # run under wine (`make check-windows`, tool/check-windows.sh).
     echo "== Windows (mingw-w64 + wine)"
-    leg_begin "Windows (wine)"
-    rm -f build/test-suite-windows.log
-    tool/check-windows.sh -C build
-    tally $? build/test-suite-windows.log
-    leg_end
+    suite_leg "Windows (wine)" build/test-suite-windows.log \
+      tool/check-windows.sh -C build
   fi
   if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
     # SQLite and colvec compiled to WebAssembly (emscripten), sql_session
     # and the amalgamation app run under node (`make check-wasm`).
     echo "== WebAssembly (emscripten + node)"
-    leg_begin "WebAssembly (node)"
-    rm -f build/test-suite-wasm.log
-    CI=${CI:-} tool/check-wasm.sh -C build
-    tally $? build/test-suite-wasm.log
-    leg_end
+    suite_leg "WebAssembly (node)" build/test-suite-wasm.log \
+      tool/check-wasm.sh -C build
     # The browser package and demo page, driven in headless Chromium
     # (`make check-browser`).
     echo "== browser (emscripten + headless Chromium)"
-    leg_begin "browser (Chromium)"
-    rm -f build/test-suite-browser.log
-    CI=${CI:-} tool/check-browser.sh -C build
-    tally $? build/test-suite-browser.log
-    leg_end
+    suite_leg "browser (Chromium)" build/test-suite-browser.log \
+      tool/check-browser.sh -C build
   fi
 }
 
@@ -196,12 +201,8 @@ cross_legs() {
     # The suites built for another CPU (i386 and aarch64, run under qemu):
     # tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
     echo "== $arch (tool/cross-check.sh)"
-    leg_begin "$arch (cross)"
-    log=build/cross-$arch/test-suite.log
-    rm -f "$log"
-    CI=${CI:-} tool/cross-check.sh -C build -j "$jobs" "$arch"
-    tally $? "$log"
-    leg_end
+    suite_leg "$arch (cross)" "build/cross-$arch/test-suite.log" \
+      tool/cross-check.sh -C build -j "$jobs" "$arch"
   done
 }
 
@@ -238,15 +239,8 @@ if [ "${COLVEC_NO_RELEASE:-0}" != 1 ] && [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] &&
   # qemu-aarch64 and under wine (after the Windows leg: they share its
   # wine prefix).
   echo "== release packages (make release)"
-  leg_begin "release packages"
-  if tool/release.sh -C build >build/release.out 2>&1; then
-    grep -E 'checks|needs glibc' build/release.out
-    pass=$((pass + 1))
-  else
-    tail -30 build/release.out
-    fail=$((fail + 1))
-  fi
-  leg_end
+  step "release packages" build/release.out 'checks|needs glibc' \
+    tool/release.sh -C build
 fi
 if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
