@@ -211,6 +211,7 @@ if [ "${COLVEC_SERIAL:-0}" = 1 ] || ! [ -d build ]; then
   cross_legs
 else
   lane=build/single-core-legs
+  rm -f "$lane.out" "$lane.counts" "$lane.times"
   # shellcheck disable=SC2030,SC2031 # the lane counts apart; added below
   (
     pass=0 fail=0 skip=0 times=()
