@@ -109,9 +109,12 @@ struct ColvecConfig {
   int ePrefault;      /* prefault=none|willneed|populate */
   int nBuildThread;   /* build_threads=N for HNSW builds */
   int iPk;            /* declared position of sqlite-vec's "id integer
-                      ** primary key" (an alias of the rowid, not stored),
-                      ** or -1 when the table has none */
+                      ** primary key" (an alias of the rowid, not stored)
+                      ** or "id text primary key", or -1 when none */
   char *zPk;          /* that column's name, or NULL */
+  int bPkText;        /* the key is "text primary key": its values live in
+                      ** shadow table T_ids (colvec_storage.c), mapped to
+                      ** the rowid */
   int eStorage;       /* storage=sidecar|embedded given at CREATE
                       ** (COLVEC_STORAGE_*); the stored format decides
                       ** afterwards */
@@ -150,9 +153,12 @@ uint64_t colvecConfigFingerprint(const ColvecConfig *p);
 ** xColumn and xUpdate see it) to the index colvec uses (aCol[], then the
 ** hidden columns at nCol + COLVEC_HIDDEN_*): the same unless the table has
 ** an "id integer primary key" column, which (like the rowid, -1) maps to
-** -1.
+** -1, or an "id text primary key" column, which maps to COLVEC_COL_TEXTID.
 */
 int colvecConfigColumn(const ColvecConfig *p, int iDecl);
+
+/* colvecConfigColumn's index of an "id text primary key" column. */
+#define COLVEC_COL_TEXTID COLVEC_PLAN_TEXTID
 
 /* Name of a metric as written in CREATE ("l2", "cosine", ...). */
 const char *colvecMetricName(ColvecMetric eMetric);
@@ -1040,7 +1046,7 @@ int colvecTickError(char **pzErr);
 #endif
 
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
-#define COLVEC_STORAGE_NSTMT 25
+#define COLVEC_STORAGE_NSTMT 31
 
 /* Conflict handling of an insert. */
 typedef enum ColvecConflict {
@@ -1375,6 +1381,52 @@ int colvecStorageInsertWith(ColvecStorage *p, sqlite3_int64 iRowid,
 
 /* Deletes row iRowid (no error when it does not exist). */
 int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid);
+
+/*
+** Text primary keys ("id text primary key", ColvecConfig.bPkText): the
+** shadow table T_ids maps each row's text id to its rowid, written in the
+** same transaction as the row.
+**
+** colvecStorageIdFind looks up text id pId: SQLITE_ROW with *piRowid set
+** (and, when ppRowid is not NULL, *ppRowid a protected copy of the rowid
+** value, freed with sqlite3_value_free), SQLITE_DONE when no row has it,
+** or an error.
+*/
+int colvecStorageIdFind(ColvecStorage *p, sqlite3_value *pId,
+                        sqlite3_int64 *piRowid, sqlite3_value **ppRowid);
+
+/*
+** Sets the result of pCtx to the text id of row iRowid. Returns SQLITE_OK,
+** COLVEC_CORRUPT_VTAB with *pzErr set when the row has no text id (or not
+** a text one), or an error of the read.
+*/
+int colvecStorageIdResult(ColvecStorage *p, sqlite3_int64 iRowid,
+                          sqlite3_context *pCtx, char **pzErr);
+
+/*
+** Compares text id pId with the one of row iRowid: 1 when equal, 0 when
+** not (or the row has none), or a negative error code.
+*/
+int colvecStorageIdIs(ColvecStorage *p, sqlite3_int64 iRowid,
+                      sqlite3_value *pId);
+
+/* Maps text id pId to row iRowid. SQLITE_CONSTRAINT when either is taken. */
+int colvecStorageIdAdd(ColvecStorage *p, sqlite3_value *pId,
+                       sqlite3_int64 iRowid);
+
+/* Removes the text id of row iRowid (no error when it has none). */
+int colvecStorageIdDelete(ColvecStorage *p, sqlite3_int64 iRowid);
+
+/*
+** Integrity check of T_ids: every id is TEXT and names a live row
+** (xLive(pCtx, rowid) returns 1 for a live row, 0 for none, negative for
+** an error), no id is there twice, and there are as many ids as the nLive
+** live rows. Returns SQLITE_OK or COLVEC_CORRUPT_VTAB with *pzErr set (or
+** an error of the read).
+*/
+int colvecStorageIdCheck(ColvecStorage *p, sqlite3_int64 nLive,
+                         int (*xLive)(void *, sqlite3_int64), void *pCtx,
+                         char **pzErr);
 
 /*
 ** Prepares a select of the delta rows that pass the filters, giving the

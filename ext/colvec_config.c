@@ -33,9 +33,11 @@
 ** sqlite-vec's auxiliary columns (`+name type`) and partition keys (`name
 ** integer|text partition key`) are attribute columns: stored, returned and
 ** filterable (a KNN with name = ? searches the partition's rows).
-** `name type primary key` is refused with a message that says what to
-** write instead; so are SQL column constraints and collations after an
-** attribute type (`not null`, `collate nocase`).
+** sqlite-vec's `id integer primary key` is an alias of the rowid and
+** `id text primary key` a text key mapped to the rowid (shadow table
+** T_ids); a primary key of another type is refused with a message that
+** says what to write instead; so are SQL column constraints and
+** collations after an attribute type (`not null`, `collate nocase`).
 */
 #include "colvecInt.h"
 
@@ -603,13 +605,15 @@ static int configIsKey(char **aTok, int nTok, const char *zWord) {
 }
 
 /*
-** sqlite-vec's "id integer primary key": an alias of the rowid, under its
-** own name and at its place in the declared schema, stored nowhere (the
-** rowid is). pCol, just appended to p, is taken back out. Returns
-** SQLITE_OK, SQLITE_ERROR with *pzErr set for a second primary key, or
-** SQLITE_NOMEM.
+** sqlite-vec's "id integer primary key" (bText 0): an alias of the rowid,
+** under its own name and at its place in the declared schema, stored
+** nowhere (the rowid is); or its "id text primary key" (bText 1): a text
+** key whose values the shadow table T_ids maps to rowids. pCol, just
+** appended to p, is taken back out. Returns SQLITE_OK, SQLITE_ERROR with
+** *pzErr set for a second primary key, or SQLITE_NOMEM.
 */
-static int configIntegerKey(ColvecConfig *p, ColvecColumn *pCol, char **pzErr) {
+static int configPrimaryKey(ColvecConfig *p, ColvecColumn *pCol, int bText,
+                            char **pzErr) {
   if (p->zPk) {
     *pzErr = sqlite3_mprintf("colvec: column %s: a table has one primary key "
                              "column, %s is one already",
@@ -618,6 +622,7 @@ static int configIntegerKey(ColvecConfig *p, ColvecColumn *pCol, char **pzErr) {
   }
   p->zPk = pCol->zName;
   p->iPk = p->nCol - 1;
+  p->bPkText = bText;
   memset(pCol, 0, sizeof(*pCol));
   p->nCol--;
   return SQLITE_OK;
@@ -661,10 +666,10 @@ static char *configTrailingError(const char *zName, char **aTok, int nTok) {
   if (configIsKey(aTok, nTok, "primary")) {
     sqlite3_free(zRest);
     return sqlite3_mprintf(
-        "colvec: column %s: only an integer primary key is supported (an "
-        "alias of the rowid): declare '%s integer primary key', and keep a "
-        "%s key in an attribute column",
-        zName, zName, aTok[1]);
+        "colvec: column %s: a primary key is 'integer' (an alias of the "
+        "rowid) or 'text': declare '%s integer primary key' or '%s text "
+        "primary key', and keep a %s key in an attribute column",
+        zName, zName, zName, aTok[1]);
   }
   if (sqlite3_stricmp(aTok[2], "collate") == 0) {
     char *z = sqlite3_mprintf(
@@ -750,10 +755,10 @@ static int configParseColumn(ColvecConfig *p, char **aTok, int nTok,
     return configCheckL1(pCol, bQuant, pzErr);
   }
   rc = configParseAttrType(aTok[1], pCol, pzErr);
-  if (rc == SQLITE_OK && !bAux && pCol->eAttr == COLVEC_ATTR_INTEGER &&
-      sqlite3_stricmp(aTok[1], "integer") == 0 &&
-      configIsKey(aTok, nTok, "primary")) {
-    return configIntegerKey(p, pCol, pzErr);
+  if (rc == SQLITE_OK && !bAux && configIsKey(aTok, nTok, "primary") &&
+      (sqlite3_stricmp(aTok[1], "integer") == 0 ||
+       sqlite3_stricmp(aTok[1], "text") == 0)) {
+    return configPrimaryKey(p, pCol, pCol->eAttr == COLVEC_ATTR_TEXT, pzErr);
   }
   if (rc == SQLITE_OK && !bAux && configIsKey(aTok, nTok, "partition")) {
     return configPartitionKey(pCol, aTok[1], pzErr);
@@ -824,7 +829,10 @@ char *colvecConfigDeclareSql(const ColvecConfig *p) {
   sqlite3_str_appendall(pStr, "CREATE TABLE x(");
   for (i = 0; i <= p->nCol; i++) {
     const ColvecColumn *pCol = &p->aCol[i];
-    if (i == p->iPk) sqlite3_str_appendf(pStr, "\"%w\" INTEGER, ", p->zPk);
+    if (i == p->iPk) {
+      sqlite3_str_appendf(pStr, "\"%w\" %s, ", p->zPk,
+                          p->bPkText ? "TEXT" : "INTEGER");
+    }
     if (i == p->nCol) break;
     sqlite3_str_appendf(pStr, "\"%w\"", pCol->zName);
     if (!pCol->bVector) {
@@ -842,7 +850,8 @@ char *colvecConfigDeclareSql(const ColvecConfig *p) {
 /* Maps a declared column index to colvec's; see colvecInt.h. */
 int colvecConfigColumn(const ColvecConfig *p, int iDecl) {
   if (iDecl < 0 || p->iPk < 0 || iDecl < p->iPk) return iDecl;
-  return iDecl == p->iPk ? -1 : iDecl - 1;
+  if (iDecl == p->iPk) return p->bPkText ? COLVEC_COL_TEXTID : -1;
+  return iDecl - 1;
 }
 
 /*

@@ -426,6 +426,38 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   return rc;
 }
 
+/*
+** A plan's `id = ?` on a text primary key (EQ@i) becomes `rowid = ?`
+** (EQ@r): the id is looked up in T_ids and apArg, a copy of argv, gets the
+** rowid in its place, a value the caller frees (*ppRowid). *pbEmpty is set
+** when no row has the id (or it is not text: ids are). Returns SQLITE_OK
+** or an error.
+*/
+static int cursorTextId(ColvecVtab *pTab, ColvecPlan *pPlan,
+                        sqlite3_value **apArg, sqlite3_value **ppRowid,
+                        int *pbEmpty) {
+  int i, rc = SQLITE_OK;
+  for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
+    sqlite3_int64 iRowid;
+    if (pPlan->aArg[i].iCol != COLVEC_PLAN_TEXTID) continue;
+    if (*ppRowid || sqlite3_value_type(apArg[i]) != SQLITE_TEXT) {
+      /* two ids (a row has one) or one that is not text: no row */
+      *pbEmpty = 1;
+      continue;
+    }
+    rc = colvecStorageIdFind(pTab->pStorage, apArg[i], &iRowid, ppRowid);
+    if (rc == SQLITE_ROW) {
+      apArg[i] = *ppRowid;
+      pPlan->aArg[i].iCol = COLVEC_PLAN_ROWID;
+      rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+      *pbEmpty = 1;
+      rc = SQLITE_OK;
+    }
+  }
+  return rc;
+}
+
 /* xFilter: starts a scan or runs a KNN search; see the file comment. */
 int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv) {
@@ -433,6 +465,9 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
   ColvecPlan plan;
   char *zErr = NULL;
+  sqlite3_value **apArg = NULL; /* argv with text ids made rowids */
+  sqlite3_value *pIdRowid = NULL;
+  int bNoRow = 0;
   int rc;
 
   cursorReset(pCur);
@@ -445,6 +480,19 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   pCur->mUsed = idxNum;
   pCur->bKnn = plan.bKnn;
   rc = colvecWriteFlush(pTab, &zErr);
+  if (rc == SQLITE_OK && pTab->pConfig->bPkText && argc > 0) {
+    apArg = colvecMallocZero(&rc, (int64_t)sizeof(sqlite3_value *) * argc);
+    if (apArg) {
+      memcpy(apArg, argv, sizeof(sqlite3_value *) * (size_t)argc);
+      argv = apArg;
+      rc = cursorTextId(pTab, &plan, apArg, &pIdRowid, &bNoRow);
+    }
+  }
+  if (rc == SQLITE_OK && bNoRow) {
+    /* no row has the id: nothing to search (KNN parameters unchecked) */
+    colvecFree(apArg);
+    return SQLITE_OK;
+  }
   if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
   if (rc == SQLITE_OK && !plan.bKnn) {
     rc = cursorScanSegments(pCur, &plan, argv, &zErr);
@@ -466,6 +514,8 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       pCur->bEof = rc != SQLITE_OK || pCur->topk.nHit == 0;
     }
   }
+  sqlite3_value_free(pIdRowid);
+  colvecFree(apArg);
   rc = colvecStorageDamaged(pTab->pStorage, rc, &zErr);
   if (zErr) colvecVtabSetError(pTab, zErr);
   return rc;
@@ -540,6 +590,16 @@ int colvecCursorColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
   ColvecVtab *pTab = (ColvecVtab *)pCursor->pVtab;
   const ColvecConfig *pC = pTab->pConfig;
   iCol = colvecConfigColumn(pC, iCol);
+  if (iCol == COLVEC_COL_TEXTID) { /* "id text primary key": from T_ids */
+    sqlite_int64 iRowid;
+    char *zErr = NULL;
+    int rc;
+    if (sqlite3_vtab_nochange(pCtx)) return SQLITE_OK; /* UPDATE keeps it */
+    colvecCursorRowid(pCursor, &iRowid);
+    rc = colvecStorageIdResult(pTab->pStorage, iRowid, pCtx, &zErr);
+    if (zErr) colvecVtabSetError(pTab, zErr);
+    return rc;
+  }
   if (iCol < 0) { /* "id integer primary key": the rowid */
     sqlite_int64 iRowid;
     colvecCursorRowid(pCursor, &iRowid);

@@ -44,6 +44,8 @@ int colvecPlanEncode(const ColvecPlan *p, char **pz) {
     if (colvecPlanOpHasCol(pArg->eOp)) {
       if (pArg->iCol == COLVEC_PLAN_ROWID) {
         n += snprintf(&z[n], (size_t)(nAlloc - n), "@r");
+      } else if (pArg->iCol == COLVEC_PLAN_TEXTID) {
+        n += snprintf(&z[n], (size_t)(nAlloc - n), "@i");
       } else {
         n += snprintf(&z[n], (size_t)(nAlloc - n), "@%d", pArg->iCol);
       }
@@ -78,6 +80,10 @@ static int planDecodeArg(const char *z, int n, ColvecPlanArg *pArg) {
   if (n == nName + 2 && z[nName + 1] == 'r') {
     pArg->iCol = COLVEC_PLAN_ROWID;
     return COLVEC_OK;
+  }
+  if (n == nName + 2 && z[nName + 1] == 'i') {
+    pArg->iCol = COLVEC_PLAN_TEXTID;
+    return pArg->eOp == COLVEC_OP_EQ ? COLVEC_OK : COLVEC_ERROR;
   }
   {
     int i, iCol = 0;

@@ -7,7 +7,9 @@
 **     idxStr  := kind ( ' ' arg )*
 **     kind    := 'knn' | 'scan'
 **     arg     := OP [ '@' col ]
-**     col     := 'r' (the rowid) | decimal index of a user column
+**     col     := 'r' (the rowid) | 'i' (a text primary key, only with EQ:
+**                xFilter turns it into EQ@r) | decimal index of a user
+**                column
 **
 ** Each arg names, in order, what xFilter's argv[i] holds. OP is one of the
 ** names in colvecPlanOpName(): MATCH@col (query vector for vector column
@@ -32,6 +34,10 @@
 
 /* Column index that stands for the rowid in a plan argument. */
 #define COLVEC_PLAN_ROWID (-1)
+
+/* Column index that stands for a text primary key ("id text primary key")
+** in a plan argument. */
+#define COLVEC_PLAN_TEXTID (-3)
 
 /* idxNum bit meaning "a user column at index >= 30 is read". */
 #define COLVEC_PLAN_USED_HIGH 30

@@ -26,6 +26,9 @@
 **       that the files are a cache rebuilt from here (colvec_segment.c).
 **       Created by CREATE with storage=embedded or by the 'embed' command;
 **       a sidecar table made by an older colvec has none.
+**   T_ids(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)
+**       tables with a text primary key ("id text primary key") only: each
+**       row's text id, written in the same transaction as the row.
 **
 ** Statements are known by an id (STORAGE_*, below). Each is prepared on
 ** first use (SQLITE_PREPARE_PERSISTENT), kept in ColvecStorage.apStmt,
@@ -73,7 +76,13 @@
 #define STORAGE_SEGDATA_READ 22  /* the chunks of one segment, in order */
 #define STORAGE_SEGDATA_CLEAR 23 /* every chunk */
 #define STORAGE_SEG_BOUNDS 24    /* largest segid and generations named */
-#define STORAGE_NSTMT 25         /* number of ids */
+#define STORAGE_IDS_FIND 25      /* the rowid of a text id */
+#define STORAGE_IDS_OF 26        /* the text id of a rowid */
+#define STORAGE_IDS_ADD 27       /* maps a text id to a rowid */
+#define STORAGE_IDS_DEL 28       /* the text id of a rowid goes */
+#define STORAGE_IDS_SCAN 29      /* every text id, by rowid */
+#define STORAGE_IDS_DUP 30       /* a text id held twice, if any */
+#define STORAGE_NSTMT 31         /* number of ids */
 
 #if STORAGE_NSTMT > COLVEC_STORAGE_NSTMT
 #error "ColvecStorage.apStmt is too small"
@@ -146,18 +155,38 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     "(SELECT max(segid) FROM \"%w\".\"%w_trash\"), "
     "(SELECT max(generation) FROM \"%w\".\"%w_trash\"), "
     "(SELECT min(generation) FROM \"%w\".\"%w_trash\")",
+    /* STORAGE_IDS_FIND */
+    "SELECT rowid FROM \"%w\".\"%w_ids\" WHERE id=?1",
+    /* STORAGE_IDS_OF */
+    "SELECT id FROM \"%w\".\"%w_ids\" WHERE rowid=?1",
+    /* STORAGE_IDS_ADD: ?1 rowid, ?2 text id */
+    "INSERT INTO \"%w\".\"%w_ids\"(rowid, id) VALUES(?1, ?2)",
+    /* STORAGE_IDS_DEL */
+    "DELETE FROM \"%w\".\"%w_ids\" WHERE rowid=?1",
+    /* STORAGE_IDS_SCAN */
+    "SELECT rowid, typeof(id) FROM \"%w\".\"%w_ids\" ORDER BY rowid",
+    /* STORAGE_IDS_DUP: not through the UNIQUE index, which a damaged
+    ** schema may have lost */
+    "SELECT id FROM \"%w\".\"%w_ids\" NOT INDEXED GROUP BY id "
+    "HAVING count(*)>1 LIMIT 1",
 };
 
 /* Shadow-table suffixes: xShadowName, the existence check, DROP, RENAME.
-** The first STORAGE_NSHADOW exist for every table; "segdata" (the last)
-** only for embedded ones (and for tables once converted). */
-static const char *const storageSuffix[] = {"config", "delta", "manifest",
-                                            "tomb",   "trash", "segdata"};
+** The first STORAGE_NSHADOW exist for every table; "segdata" only for
+** embedded ones (and for tables once converted), "ids" only for tables with
+** a text primary key. */
+static const char *const storageSuffix[] = {
+    "config", "delta", "manifest", "tomb", "trash", "segdata", "ids"};
 #define STORAGE_NSHADOW 5
-#define STORAGE_NSHADOW_ALL 6
+#define STORAGE_SHADOW_SEGDATA 5
+#define STORAGE_SHADOW_IDS 6
+#define STORAGE_NSHADOW_ALL 7
 #define STORAGE_SEGDATA_DDL                                                    \
   "CREATE TABLE IF NOT EXISTS \"%w\".\"%w_segdata\"(segid INTEGER, chunk "     \
   "INTEGER, data BLOB NOT NULL, PRIMARY KEY(segid, chunk))"
+#define STORAGE_IDS_DDL                                                        \
+  "CREATE TABLE \"%w\".\"%w_ids\"(rowid INTEGER PRIMARY KEY, id TEXT NOT "     \
+  "NULL UNIQUE)"
 
 /*
 ** Runs one SQL statement built by sqlite3_mprintf (zSql is freed here).
@@ -308,12 +337,14 @@ int colvecStorageShadowCheck(sqlite3 *db, const ColvecConfig *pConfig,
   sqlite3_free(zSql);
   for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW_ALL; i++) {
     int bFound;
-    if (i == STORAGE_NSHADOW) {
+    if (i == STORAGE_SHADOW_SEGDATA) {
       /* T_segdata: only an embedded table must have it */
       int iVersion = 0;
       rc = storageVersionOf(db, pConfig, &iVersion);
-      if (rc != SQLITE_OK || iVersion != COLVEC_FORMAT_EMBEDDED) break;
+      if (rc != SQLITE_OK) break;
+      if (iVersion != COLVEC_FORMAT_EMBEDDED) continue;
     }
+    if (i == STORAGE_SHADOW_IDS && !pConfig->bPkText) continue;
     sqlite3_bind_text(pStmt, 1, storageSuffix[i], -1, SQLITE_STATIC);
     bFound = sqlite3_step(pStmt) == SQLITE_ROW;
     rc = sqlite3_reset(pStmt);
@@ -404,6 +435,11 @@ int colvecStorageOpen(sqlite3 *db, const ColvecConfig *pConfig, int bCreate,
           sqlite3_mprintf(STORAGE_SEGDATA_DDL, pConfig->zDb, pConfig->zName),
           pzErr);
     }
+    if (rc == SQLITE_OK && pConfig->bPkText) {
+      rc = storageExec(
+          db, sqlite3_mprintf(STORAGE_IDS_DDL, pConfig->zDb, pConfig->zName),
+          pzErr);
+    }
   } else {
     int iVersion = 0;
     rc = colvecStorageShadowCheck(db, pConfig, pzErr);
@@ -486,11 +522,13 @@ int colvecStorageRename(ColvecStorage *p, const char *zNew) {
   int rc = SQLITE_OK;
   int i;
   for (i = 0; rc == SQLITE_OK && i < STORAGE_NSHADOW_ALL; i++) {
-    if (i == STORAGE_NSHADOW) {
-      /* T_segdata exists only for tables that were ever embedded */
+    if (i >= STORAGE_NSHADOW) {
+      /* T_segdata exists only for tables that were ever embedded, T_ids
+      ** only for tables with a text primary key */
       int bExists = 0;
       rc = storageTableExists(p, storageSuffix[i], &bExists);
-      if (rc != SQLITE_OK || !bExists) break;
+      if (rc != SQLITE_OK) break;
+      if (!bExists) continue;
     }
     rc = storageExec(
         p->db,
@@ -629,6 +667,165 @@ int colvecStorageDelete(ColvecStorage *p, sqlite3_int64 iRowid) {
   if (pStmt == NULL) return rc;
   sqlite3_bind_int64(pStmt, 1, iRowid);
   return storageStepWrite(pStmt);
+}
+
+/* Looks up the rowid of a text id; see colvecInt.h. */
+int colvecStorageIdFind(ColvecStorage *p, sqlite3_value *pId,
+                        sqlite3_int64 *piRowid, sqlite3_value **ppRowid) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_IDS_FIND, &rc);
+  if (ppRowid) *ppRowid = NULL;
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_value(pStmt, 1, pId);
+  rc = sqlite3_step(pStmt);
+  if (rc == SQLITE_ROW) {
+    *piRowid = sqlite3_column_int64(pStmt, 0);
+    if (ppRowid) {
+      *ppRowid = sqlite3_value_dup(sqlite3_column_value(pStmt, 0));
+      if (*ppRowid == NULL) rc = SQLITE_NOMEM;
+    }
+  }
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE || rc == SQLITE_NOMEM) {
+    int rc2 = sqlite3_reset(pStmt);
+    if (rc2 != SQLITE_OK && rc != SQLITE_NOMEM) rc = rc2;
+  } else {
+    sqlite3_reset(pStmt);
+  }
+  sqlite3_clear_bindings(pStmt);
+  return rc;
+}
+
+/*
+** Steps STORAGE_IDS_OF for row iRowid. Returns SQLITE_ROW (the id is
+** column 0; the caller resets the statement), SQLITE_DONE or an error;
+** *ppStmt is the statement in every case but an error of the prepare.
+*/
+static int storageIdOf(ColvecStorage *p, sqlite3_int64 iRowid,
+                       sqlite3_stmt **ppStmt) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_IDS_OF, &rc);
+  *ppStmt = pStmt;
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_int64(pStmt, 1, iRowid);
+  rc = sqlite3_step(pStmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    rc = sqlite3_reset(pStmt);
+    if (rc == SQLITE_OK) rc = SQLITE_ERROR;
+  }
+  return rc;
+}
+
+/* Sets pCtx's result to the text id of a row; see colvecInt.h. */
+int colvecStorageIdResult(ColvecStorage *p, sqlite3_int64 iRowid,
+                          sqlite3_context *pCtx, char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc = storageIdOf(p, iRowid, &pStmt);
+  if (rc == SQLITE_ROW && sqlite3_column_type(pStmt, 0) == SQLITE_TEXT) {
+    sqlite3_result_value(pCtx, sqlite3_column_value(pStmt, 0));
+    rc = sqlite3_reset(pStmt);
+  } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+    const ColvecConfig *pC = p->pConfig;
+    sqlite3_reset(pStmt);
+    *pzErr = sqlite3_mprintf("colvec: table %s is damaged: row %lld has no "
+                             "text %s in %s_ids",
+                             pC->zName, iRowid, pC->zPk, pC->zName);
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  return rc;
+}
+
+/* Compares a text id with the one of a row; see colvecInt.h. */
+int colvecStorageIdIs(ColvecStorage *p, sqlite3_int64 iRowid,
+                      sqlite3_value *pId) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc = storageIdOf(p, iRowid, &pStmt);
+  int bSame = 0;
+  if (rc == SQLITE_ROW) {
+    int n = sqlite3_value_bytes(pId);
+    const unsigned char *z = sqlite3_value_text(pId);
+    bSame = sqlite3_column_type(pStmt, 0) == SQLITE_TEXT && z &&
+            sqlite3_column_bytes(pStmt, 0) == n &&
+            memcmp(sqlite3_column_text(pStmt, 0), z, (size_t)n) == 0;
+  }
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE) rc = sqlite3_reset(pStmt);
+  return rc == SQLITE_OK ? bSame : -rc;
+}
+
+/* Maps a text id to a row; see colvecInt.h. */
+int colvecStorageIdAdd(ColvecStorage *p, sqlite3_value *pId,
+                       sqlite3_int64 iRowid) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_IDS_ADD, &rc);
+  if (pStmt == NULL) return rc;
+  sqlite3_bind_int64(pStmt, 1, iRowid);
+  sqlite3_bind_value(pStmt, 2, pId);
+  rc = storageStepWrite(pStmt);
+  return (rc & 0xff) == SQLITE_CONSTRAINT ? SQLITE_CONSTRAINT : rc;
+}
+
+/* Removes the text id of a row; see colvecInt.h. */
+int colvecStorageIdDelete(ColvecStorage *p, sqlite3_int64 iRowid) {
+  return storageWrite(p, STORAGE_IDS_DEL, 1, iRowid, 0, 0, NULL);
+}
+
+/* Integrity check of T_ids; see colvecInt.h. */
+int colvecStorageIdCheck(ColvecStorage *p, sqlite3_int64 nLive,
+                         int (*xLive)(void *, sqlite3_int64), void *pCtx,
+                         char **pzErr) {
+  const ColvecConfig *pC = p->pConfig;
+  sqlite3_int64 nId = 0;
+  int rc = SQLITE_OK;
+  sqlite3_stmt *pStmt = storageStmt(p, STORAGE_IDS_SCAN, &rc);
+  while (pStmt && rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
+    sqlite3_int64 iRowid = sqlite3_column_int64(pStmt, 0);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    int bLive;
+    nId++;
+    if (zType == NULL) {
+      rc = SQLITE_NOMEM;
+    } else if (strcmp(zType, "text") != 0) {
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: the %s of "
+                               "row %lld in %s_ids is not text",
+                               pC->zName, pC->zPk, iRowid, pC->zName);
+      rc = COLVEC_CORRUPT_VTAB;
+    } else if ((bLive = xLive(pCtx, iRowid)) < 0) {
+      rc = -bLive;
+    } else if (bLive == 0) {
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s_ids "
+                               "holds the %s of rowid %lld, which is no row",
+                               pC->zName, pC->zName, pC->zPk, iRowid);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+  }
+  if (pStmt) {
+    int rc2 = sqlite3_reset(pStmt);
+    if (rc == SQLITE_OK) rc = rc2;
+  }
+  if (rc == SQLITE_OK) {
+    pStmt = storageStmt(p, STORAGE_IDS_DUP, &rc);
+    if (pStmt && sqlite3_step(pStmt) == SQLITE_ROW) {
+      *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s '%s' "
+                               "is in %s_ids twice",
+                               pC->zName, pC->zPk,
+                               (const char *)sqlite3_column_text(pStmt, 0),
+                               pC->zName);
+      rc = COLVEC_CORRUPT_VTAB;
+    }
+    if (pStmt) {
+      int rc2 = sqlite3_reset(pStmt);
+      if (rc == SQLITE_OK) rc = rc2;
+    }
+  }
+  if (rc == SQLITE_OK && nId != nLive) {
+    *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %lld rows "
+                             "but %lld text %s values in %s_ids",
+                             pC->zName, nLive, nId, pC->zPk, pC->zName);
+    rc = COLVEC_CORRUPT_VTAB;
+  }
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && *pzErr == NULL) {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
+  }
+  return rc;
 }
 
 /* Returns non-zero when idxNum-style mask mUsed includes user column iCol. */

@@ -463,21 +463,18 @@ static void vecapiSlice(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   colvecVecapiFree(&v);
 }
 
-/* Sum of |a[i]-b[i]| over n floats, in double (sqlite-vec's L1). */
+/*
+** Sum of |a[i]-b[i]| over n floats, in double, in order: sqlite-vec's L1 of
+** float32 vectors, which vec_distance_l1 reproduces to the last bit. The
+** l1 metric's kernels (ColvecKernels.xL1F32) sum in float32 lanes, a
+** different rounding, so they are not used here; int8 vectors, summed
+** exactly either way, go through colvecDistance.
+*/
 static double vecapiL1F32(const float *a, const float *b, int n) {
   double r = 0.0;
   int i;
   for (i = 0; i < n; i++)
     r += fabs((double)a[i] - (double)b[i]);
-  return r;
-}
-
-/* Sum of |a[i]-b[i]| over n int8 values, exactly. */
-static int64_t vecapiL1I8(const int8_t *a, const int8_t *b, int n) {
-  int64_t r = 0;
-  int i;
-  for (i = 0; i < n; i++)
-    r += a[i] > b[i] ? a[i] - b[i] : b[i] - a[i];
   return r;
 }
 
@@ -528,7 +525,9 @@ static void vecapiDistance(sqlite3_context *pCtx, int argc,
   } else if (a.eElem == COLVEC_ELEM_F32) {
     sqlite3_result_double(pCtx, vecapiL1F32(a.a, b.a, a.nDim));
   } else {
-    sqlite3_result_int64(pCtx, vecapiL1I8(a.a, b.a, a.nDim));
+    sqlite3_result_int64(
+        pCtx, (sqlite3_int64)colvecDistance(pK, COLVEC_METRIC_L1,
+                                            COLVEC_ELEM_I8, a.a, b.a, a.nDim));
   }
   colvecVecapiFree(&a);
   colvecVecapiFree(&b);

@@ -366,7 +366,9 @@ static void vtabPlanAdd(ColvecPlan *pPlan, sqlite3_index_info *pInfo, int iCons,
 **
 ** Filters pushed in both kinds: =, !=, <, <=, >, >=, IS, IS NOT, IS NULL,
 ** IS NOT NULL, LIKE, GLOB and IN (all at once) on the rowid and on user
-** columns; SQLite re-checks them (omit = 0). MATCH and the KNN parameters
+** columns; SQLite re-checks them (omit = 0). `id = ?` on a text primary key
+** is EQ@i, looked up in T_ids by xFilter (a unique lookup, as for the
+** rowid); its other tests are left to SQLite. MATCH and the KNN parameters
 ** are omitted. In a knn plan, up to 8 bounds on distance (<, <=, >, >=)
 ** become DISTANCE<, DISTANCE<=, DISTANCE>, DISTANCE>= arguments: the
 ** search returns the k nearest rows within them, compared with the very
@@ -456,14 +458,20 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       continue;
     }
     eOp = vtabFilterOp(p->op);
+    if (iCol == COLVEC_COL_TEXTID && eOp != COLVEC_OP_EQ) {
+      /* a text primary key: = is looked up in T_ids (an IN list one
+      ** value at a time), any other test is SQLite's on xColumn's values */
+      eOp = -1;
+    }
     if (!p->usable || eOp < 0 || nFilter >= COLVEC_PLAN_MAX_ARG - 8) {
       bAllPushable = 0;
       continue;
     }
-    if (eOp == COLVEC_OP_EQ && sqlite3_vtab_in(pInfo, i, -1)) {
+    if (eOp == COLVEC_OP_EQ && iCol != COLVEC_COL_TEXTID &&
+        sqlite3_vtab_in(pInfo, i, -1)) {
       eOp = COLVEC_OP_IN;
     }
-    if (eOp == COLVEC_OP_EQ && iCol < 0) bRowidEq = 1;
+    if (eOp == COLVEC_OP_EQ && iCol < 0) bRowidEq = 1; /* or a text id */
     aiFilter[nFilter] = i;
     aeFilter[nFilter] = eOp;
     nFilter++;
@@ -545,7 +553,10 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     if (aeFilter[i] == COLVEC_OP_IN) sqlite3_vtab_in(pInfo, iCons, 1);
     int iCol = colvecConfigColumn(pC, pInfo->aConstraint[iCons].iColumn);
     vtabPlanAdd(&plan, pInfo, iCons, (ColvecPlanOp)aeFilter[i],
-                iCol < 0 ? COLVEC_PLAN_ROWID : iCol, 0);
+                iCol == COLVEC_COL_TEXTID ? COLVEC_PLAN_TEXTID
+                : iCol < 0                ? COLVEC_PLAN_ROWID
+                                          : iCol,
+                0);
     if (!plan.bKnn) pInfo->estimatedCost /= 4;
   }
   if (!plan.bKnn && bRowidEq) {
@@ -712,8 +723,9 @@ static int vtabUpdate(ColvecVtab *pTab, int argc, sqlite3_value **argv,
   if (zErr) {
     vtabSetError(pTab, zErr);
   } else if (rc == SQLITE_CONSTRAINT) {
-    vtabSetError(pTab, sqlite3_mprintf("UNIQUE constraint failed: %s.%s",
-                                       pC->zName, pC->zPk ? pC->zPk : "rowid"));
+    vtabSetError(pTab,
+                 sqlite3_mprintf("UNIQUE constraint failed: %s.%s", pC->zName,
+                                 pC->zPk && !pC->bPkText ? pC->zPk : "rowid"));
   }
   return rc;
 }
@@ -770,6 +782,143 @@ static int vtabUpdateKeyed(ColvecVtab *pTab, int argc, sqlite3_value **argv,
 }
 
 /*
+** Names the SQL type of value pVal for an error message: "an integer",
+** "a real", "a blob" or "NULL".
+*/
+static const char *vtabTypeName(sqlite3_value *pVal) {
+  switch (sqlite3_value_type(pVal)) {
+  case SQLITE_INTEGER:
+    return "an integer";
+  case SQLITE_FLOAT:
+    return "a real";
+  case SQLITE_BLOB:
+    return "a blob";
+  case SQLITE_TEXT:
+    return "text";
+  default:
+    return "NULL";
+  }
+}
+
+/*
+** INSERT, UPDATE or DELETE of a table with an "id text primary key"
+** column (ColvecConfig.bPkText), whose values T_ids maps to rowids:
+**
+**   INSERT  the id must be TEXT (sqlite-vec refuses any other type, NULL
+**           and a missing id too). A taken id is a UNIQUE constraint error,
+**           skipped under OR IGNORE, and under OR REPLACE the row holding
+**           it is deleted first. The row is written by vtabUpdate (argv
+**           without the id's slot), then its id.
+**   UPDATE  the id and the rowid cannot change (as in sqlite-vec, whose
+**           text-keyed tables have no rowid): setting the id to the value
+**           it has is allowed; other columns go to vtabUpdate.
+**   DELETE  the row, then its id.
+**
+** Commands (INSERT INTO t(t) VALUES(...)) pass through. Returns SQLITE_OK
+** or an error with the table's message set.
+*/
+static int vtabUpdateText(ColvecVtab *pTab, int argc, sqlite3_value **argv,
+                          sqlite_int64 *pRowid) {
+  const ColvecConfig *pC = pTab->pConfig;
+  ColvecStorage *pS = pTab->pStorage;
+  int eConflict = sqlite3_vtab_on_conflict(pTab->db);
+  sqlite3_value *pId = argc > 1 ? argv[2 + pC->iPk] : NULL;
+  sqlite3_value **apArg = NULL;
+  sqlite3_int64 iTaken = 0;
+  char *zErr = NULL;
+  int rc = SQLITE_OK;
+  int bInsert = argc > 1 && sqlite3_value_type(argv[0]) == SQLITE_NULL;
+  int bCommand = argc > 1 &&
+                 sqlite3_value_type(
+                     argv[3 + pC->nCol + COLVEC_HIDDEN_COMMAND]) != SQLITE_NULL;
+
+  if (argc == 1) {
+    rc = vtabUpdate(pTab, argc, argv, pRowid);
+    if (rc == SQLITE_OK) {
+      rc = colvecStorageIdDelete(pS, sqlite3_value_int64(argv[0]));
+      if (rc != SQLITE_OK) goto storage_error;
+    }
+    return rc;
+  }
+  if (bInsert && !bCommand) {
+    if (sqlite3_value_type(pId) != SQLITE_TEXT) {
+      vtabSetError(pTab, sqlite3_mprintf("colvec: %s is a text primary key: "
+                                         "its value must be text, not %s",
+                                         pC->zPk, vtabTypeName(pId)));
+      return SQLITE_MISMATCH;
+    }
+    rc = colvecStorageIdFind(pS, pId, &iTaken, NULL);
+    if (rc == SQLITE_ROW) {
+      if (eConflict == SQLITE_IGNORE) return SQLITE_OK;
+      if (eConflict != SQLITE_REPLACE) {
+        vtabSetError(pTab, sqlite3_mprintf("UNIQUE constraint failed: %s.%s",
+                                           pC->zName, pC->zPk));
+        return SQLITE_CONSTRAINT;
+      }
+      rc = colvecWriteDelete(pTab, iTaken, &zErr);
+      if (rc == SQLITE_OK) rc = colvecStorageIdDelete(pS, iTaken);
+    } else if (rc == SQLITE_DONE) {
+      rc = SQLITE_OK;
+    }
+    if (rc == SQLITE_OK && eConflict == SQLITE_REPLACE &&
+        sqlite3_value_type(argv[1]) == SQLITE_INTEGER) {
+      /* the row this one replaces takes its id along */
+      rc = colvecStorageIdDelete(pS, sqlite3_value_int64(argv[1]));
+    }
+    if (rc != SQLITE_OK) goto storage_error;
+  } else if (!bInsert) {
+    if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER ||
+        sqlite3_value_int64(argv[0]) != sqlite3_value_int64(argv[1])) {
+      vtabSetError(pTab, sqlite3_mprintf("colvec: the rowid of a table with a "
+                                         "text primary key (%s) cannot change",
+                                         pC->zPk));
+      return SQLITE_CONSTRAINT;
+    }
+    if (!sqlite3_value_nochange(pId)) {
+      int bSame = colvecStorageIdIs(pS, sqlite3_value_int64(argv[0]), pId);
+      if (bSame < 0) {
+        rc = -bSame;
+        goto storage_error;
+      }
+      if (!bSame) {
+        vtabSetError(pTab, sqlite3_mprintf("colvec: %s is a text primary key: "
+                                           "an UPDATE cannot change it (delete "
+                                           "the row and insert it again)",
+                                           pC->zPk));
+        return SQLITE_CONSTRAINT;
+      }
+    }
+  }
+  apArg = colvecMallocZero(&rc, (int64_t)sizeof(sqlite3_value *) * argc);
+  if (apArg == NULL) return rc;
+  apArg[0] = argv[0];
+  apArg[1] = argv[1];
+  memcpy(&apArg[2], &argv[2], sizeof(sqlite3_value *) * pC->iPk);
+  memcpy(&apArg[2 + pC->iPk], &argv[3 + pC->iPk],
+         sizeof(sqlite3_value *) * (argc - 3 - pC->iPk));
+  rc = vtabUpdate(pTab, argc - 1, apArg, pRowid);
+  colvecFree(apArg);
+  if (rc == SQLITE_OK && bInsert && !bCommand) {
+    sqlite3_int64 iNew = sqlite3_value_type(argv[1]) == SQLITE_INTEGER
+                             ? sqlite3_value_int64(argv[1])
+                             : *pRowid;
+    rc = colvecStorageIdAdd(pS, pId, iNew);
+    /* OR IGNORE of a taken rowid: the row was not written, nor is its id */
+    if (rc == SQLITE_CONSTRAINT && eConflict == SQLITE_IGNORE) rc = SQLITE_OK;
+    if (rc != SQLITE_OK) goto storage_error;
+  }
+  return rc;
+
+storage_error:
+  if (zErr == NULL && rc != SQLITE_NOMEM) {
+    zErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
+  }
+  rc = colvecStorageDamaged(pS, rc, &zErr);
+  if (zErr) vtabSetError(pTab, zErr);
+  return rc;
+}
+
+/*
 ** xUpdate: DELETE (argc 1), INSERT (argv[0] NULL) or UPDATE. The writes to
 ** shadow tables leave sqlite3_last_insert_rowid() as it was; SQLite sets
 ** it to *pRowid after an INSERT (a command returns the value it had).
@@ -781,7 +930,9 @@ static int vtabUpdateMethod(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int rc = colvecVtabDamaged(pTab);
   if (rc != SQLITE_OK) return rc;
   *pRowid = iLastRowid;
-  if (argc > 1 && pTab->pConfig->iPk >= 0) {
+  if (pTab->pConfig->bPkText) {
+    rc = vtabUpdateText(pTab, argc, argv, pRowid);
+  } else if (argc > 1 && pTab->pConfig->iPk >= 0) {
     rc = vtabUpdateKeyed(pTab, argc, argv, pRowid);
   } else {
     rc = vtabUpdate(pTab, argc, argv, pRowid);

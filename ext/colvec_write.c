@@ -356,6 +356,36 @@ static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
   return rc;
 }
 
+/* xLive of colvecStorageIdCheck: writeRowExists for the table pCtx. */
+static int writeIdLive(void *pCtx, sqlite3_int64 iRowid) {
+  char *zErr = NULL;
+  int bLive = writeRowExists((ColvecVtab *)pCtx, iRowid, &zErr);
+  sqlite3_free(zErr); /* the segments were refreshed without error before */
+  return bLive;
+}
+
+/*
+** Integrity check of a text primary key's T_ids against the live rows
+** (pending, delta, segments less their tombstones, which the caller has
+** checked name rows of their segments and no rowid twice). Returns
+** SQLITE_OK or an error with *pzErr set.
+*/
+static int writeCheckIds(ColvecVtab *pTab, char **pzErr) {
+  ColvecSegTable *pSegs = pTab->pSegs;
+  sqlite3_int64 nLive = pTab->pending.nRow - pTab->nFlushed, nDelta = 0;
+  int i, rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
+  nLive += nDelta;
+  for (i = 0; i < pSegs->nSeg; i++) {
+    nLive += pSegs->apSeg[i]->nRow - pSegs->apSeg[i]->nTomb;
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageIdCheck(pTab->pStorage, nLive, writeIdLive, pTab, pzErr);
+  } else {
+    *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
+  }
+  return rc;
+}
+
 /* Integrity check; see colvecInt.h. */
 int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
@@ -448,6 +478,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       }
     }
   }
+  if (rc == SQLITE_OK && pC->bPkText) rc = writeCheckIds(pTab, pzErr);
   if (rc == SQLITE_OK) {
     /* an embedded table's folder is a cache: a file no row names (one an
     ** old WAL reader rebuilt for its snapshot) is stale, not damage; the
