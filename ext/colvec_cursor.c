@@ -430,8 +430,7 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
 ** A plan's `id = ?` on a text primary key (EQ@i) becomes `rowid = ?`
 ** (EQ@r): the id is looked up in T_ids and apArg, a copy of argv, gets the
 ** rowid in its place, a value the caller frees (*ppRowid). *pbEmpty is set
-** when no row has the id (or it is not text: ids are). Returns SQLITE_OK
-** or an error.
+** when no row has the id. Returns SQLITE_OK or an error.
 */
 static int cursorTextId(ColvecVtab *pTab, ColvecPlan *pPlan,
                         sqlite3_value **apArg, sqlite3_value **ppRowid,
@@ -440,8 +439,10 @@ static int cursorTextId(ColvecVtab *pTab, ColvecPlan *pPlan,
   for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
     sqlite3_int64 iRowid;
     if (pPlan->aArg[i].iCol != COLVEC_PLAN_TEXTID) continue;
-    if (*ppRowid || sqlite3_value_type(apArg[i]) != SQLITE_TEXT) {
-      /* two ids (a row has one) or one that is not text: no row */
+    if (*ppRowid || sqlite3_value_type(apArg[i]) == SQLITE_NULL ||
+        sqlite3_value_type(apArg[i]) == SQLITE_BLOB) {
+      /* two ids (a row has one), NULL or a blob: no row. A number finds
+      ** the id that is its text, as SQLite's TEXT affinity compares */
       *pbEmpty = 1;
       continue;
     }

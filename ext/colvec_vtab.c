@@ -387,7 +387,7 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int aiParam[COLVEC_HIDDEN_COUNT]; /* constraint index per KNN parameter */
   int iMatch = -1, iLimit = -1, iOffset = -1;
   int bMatchUnusable = 0, bParamUnusable = 0, bAllPushable = 1;
-  int nFilter = 0, bRowidEq = 0;
+  int nFilter = 0, bRowidEq = 0, bTextIn = 0;
   int nDist = 0, bDistUnusable = 0;
   int aiDist[VTAB_MAX_DIST]; /* constraint index per distance bound */
   int aiFilter[COLVEC_PLAN_MAX_ARG];
@@ -471,6 +471,10 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         sqlite3_vtab_in(pInfo, i, -1)) {
       eOp = COLVEC_OP_IN;
     }
+    if (eOp == COLVEC_OP_EQ && iCol == COLVEC_COL_TEXTID &&
+        sqlite3_vtab_in(pInfo, i, -1)) {
+      bTextIn = 1; /* SQLite would run the plan once per value */
+    }
     if (eOp == COLVEC_OP_EQ && iCol < 0) bRowidEq = 1; /* or a text id */
     aiFilter[nFilter] = i;
     aeFilter[nFilter] = eOp;
@@ -502,6 +506,15 @@ static int vtabBestIndexMethod(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     /* a bound applied after the top k would drop rows: wait for a plan
     ** that provides it */
     if (bParamUnusable || bDistUnusable) return SQLITE_CONSTRAINT;
+    if (bTextIn) {
+      /* one KNN per listed id would return up to k rows per id, not the k
+      ** nearest of them: refused rather than answered wrongly */
+      vtabSetError(
+          pTab, sqlite3_mprintf("colvec: a KNN query cannot filter %s (a text "
+                                "primary key) with IN: filter one id (%s = ?)",
+                                pC->zPk, pC->zPk));
+      return SQLITE_ERROR;
+    }
     plan.bKnn = 1;
     vtabPlanAdd(&plan, pInfo, iMatch, COLVEC_OP_MATCH, iMatchCol, 1);
     if (aiParam[COLVEC_HIDDEN_K] >= 0) {
