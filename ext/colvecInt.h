@@ -16,6 +16,7 @@ SQLITE_EXTENSION_INIT3
 #include "colvec_distance.h"
 #include "colvec_filter.h"
 #include "colvec_os.h"
+#include "colvec_store.h"
 #include "colvec_hnsw.h"
 #include "colvec_plan.h"
 #include "colvec_quant.h"
@@ -498,6 +499,7 @@ struct ColvecSegTable {
   const ColvecConfig *pConfig; /* table definition (not owned) */
   ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
+  const ColvecStore *pStore;   /* where they live (colvecSegDbStore) */
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
@@ -507,11 +509,18 @@ struct ColvecSegTable {
 };
 
 /*
+** Returns the store that holds schema zDb's segments: colvecStoreMem for
+** a database without a file (":memory:", temporary, SQLite's memdb VFS),
+** else colvecStoreFile. The one place a store is chosen.
+*/
+const ColvecStore *colvecSegDbStore(sqlite3 *db, const char *zDb);
+
+/*
 ** Returns the name that schema zDb's segment folders hang off
 ** ("<name>-colvec/<folder>"), sqlite3_malloc'd (NULL when out of memory):
 ** the database's file name, or for a database without a file (":memory:",
-** temporary, SQLite's memdb VFS) COLVEC_OS_MEMROOT/<connection>/<schema>,
-** a path in the os layer's memory tree that colvecSegMemRelease() frees.
+** temporary, SQLite's memdb VFS) COLVEC_STORE_MEM_ROOT/<connection>/
+** <schema>, a path of the memory store that colvecSegMemRelease() frees.
 */
 char *colvecSegDbFile(sqlite3 *db, const char *zDb);
 
@@ -539,10 +548,11 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
 
 /*
 ** Removes the segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) of table
-** folder zDir, then zDir itself if that left it empty. Anything else is
-** kept; a zDir that is not a real folder (a symbolic link) is not touched.
+** folder zDir of store pStore, then zDir itself if that left it empty.
+** Anything else is kept; a zDir that is not a real folder (a symbolic link)
+** is not touched.
 */
-void colvecSegFolderRemove(const char *zDir);
+void colvecSegFolderRemove(const ColvecStore *pStore, const char *zDir);
 
 /*
 ** Removes orphan table folders of schema zDb: folders under <db>-colvec/
@@ -688,12 +698,13 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        const ColvecSource *aSrc, int nSrc, char **pzErr);
 
 /*
-** Stores the bytes of finished segment file zPath as segment iSegid's
+** Stores the bytes of finished segment file zPath of store pStore as
+** segment iSegid's
 ** chunks in the database (an embedded table), inside the current transaction.
 ** Returns SQLITE_OK or an error with *pzErr set.
 */
-int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
-                       const char *zPath, char **pzErr);
+int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
+                       int64_t iSegid, const char *zPath, char **pzErr);
 
 /*
 ** The 'embed' (bEmbed) and 'sidecar' commands: switches the table's storage

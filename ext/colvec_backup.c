@@ -103,7 +103,7 @@ static int backupAbsent(BackupCall *p, const char *zBase, const char *zSuffix) {
   char *zPath = sqlite3_mprintf("%s%s", zBase, zSuffix);
   int rc = SQLITE_OK;
   if (zPath == NULL) return SQLITE_NOMEM;
-  if (colvecOsKind(zPath) != COLVEC_OS_NONE) {
+  if (colvecStoreFile.xKind(zPath) != COLVEC_OS_NONE) {
     rc = backupError(p, SQLITE_CANTOPEN,
                      "colvec: colvec_backup: \"%s\" exists: the destination "
                      "must be a new name (nothing is overwritten)",
@@ -139,7 +139,7 @@ static int backupInSidecar(const char *z) {
 ** in p.
 */
 static int backupCheckSidecar(BackupCall *p, const char *zParent) {
-  char *zReal = colvecOsRealPath(zParent);
+  char *zReal = colvecStoreFile.xRealPath(zParent);
   char *zProbe = zReal ? sqlite3_mprintf("%s/x", zReal) : NULL;
   int rc = SQLITE_OK;
   if (backupInSidecar(p->zDest) || (zProbe && backupInSidecar(zProbe))) {
@@ -170,7 +170,7 @@ static int backupCheckDest(BackupCall *p) {
   char *zParent;
   int rc = SQLITE_OK;
   if (z[0] == 0 || strcmp(z, ":memory:") == 0 ||
-      sqlite3_strnicmp(z, "file:", 5) == 0 || colvecOsMemIs(z)) {
+      sqlite3_strnicmp(z, "file:", 5) == 0) {
     return backupError(p, SQLITE_MISUSE,
                        "colvec: colvec_backup: the destination must be the "
                        "path of a new database file, got '%s'",
@@ -184,7 +184,7 @@ static int backupCheckDest(BackupCall *p) {
   }
   zParent = backupParent(z);
   if (zParent == NULL) return SQLITE_NOMEM;
-  if (colvecOsKind(zParent) != COLVEC_OS_DIR) {
+  if (colvecStoreFile.xKind(zParent) != COLVEC_OS_DIR) {
     rc = backupError(p, SQLITE_CANTOPEN,
                      "colvec: colvec_backup: folder \"%s\" of the destination "
                      "does not exist (or is not a folder)",
@@ -314,16 +314,16 @@ static int backupClaim(BackupCall *p) {
   char *zFile;
   int rc;
   colvecErrClear(&err);
-  rc = colvecOsOpen(p->zDest,
-                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                        COLVEC_OPEN_EXCLUSIVE,
-                    &pFile, &err);
+  rc = colvecStoreFile.xOpen(p->zDest,
+                             COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                                 COLVEC_OPEN_EXCLUSIVE,
+                             &pFile, &err);
   if (rc != COLVEC_OK) {
     return backupError(p, SQLITE_CANTOPEN, "colvec: colvec_backup: %s",
                        err.zMsg);
   }
   p->bMadeDb = 1;
-  if (colvecOsClose(pFile, &err) != COLVEC_OK) {
+  if (colvecStoreFile.xClose(pFile, &err) != COLVEC_OK) {
     return backupError(p, SQLITE_IOERR, "colvec: colvec_backup: %s", err.zMsg);
   }
   rc = sqlite3_open_v2(p->zDest, &p->pDest, SQLITE_OPEN_READWRITE, NULL);
@@ -336,7 +336,7 @@ static int backupClaim(BackupCall *p) {
   /* the folder colvec will look for when the copy is opened */
   zFile = colvecSegDbFile(p->pDest, "main");
   if (zFile == NULL) return SQLITE_NOMEM;
-  if (colvecOsMemIs(zFile)) {
+  if (!colvecSegDbStore(p->pDest, "main")->bDurable) {
     sqlite3_free(zFile);
     return backupError(p, SQLITE_MISUSE,
                        "colvec: colvec_backup: the destination '%s' is not a "
@@ -346,7 +346,7 @@ static int backupClaim(BackupCall *p) {
   p->zRoot = sqlite3_mprintf("%s-colvec", zFile);
   sqlite3_free(zFile);
   if (p->zRoot == NULL) return SQLITE_NOMEM;
-  rc = colvecOsMkdir(p->zRoot, &err);
+  rc = colvecStoreFile.xMkdir(p->zRoot, &err);
   if (rc != COLVEC_OK) {
     /* not made here: never removed here */
     rc = backupError(p, SQLITE_CANTOPEN,
@@ -379,7 +379,7 @@ static int backupSegments(BackupCall *p) {
     zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", p->zRoot,
                            colvecOsBaseName(pTab->pSegs->zDir));
     if (zDir == NULL) return SQLITE_NOMEM;
-    if (colvecOsMkdir(zDir, &err) != COLVEC_OK) {
+    if (colvecStoreFile.xMkdir(zDir, &err) != COLVEC_OK) {
       rc = backupError(p, SQLITE_CANTOPEN,
                        "colvec: colvec_backup: cannot create folder \"%s\"%s%s",
                        zDir, err.zMsg[0] ? ": " : " (it exists)", err.zMsg);
@@ -395,8 +395,8 @@ static int backupSegments(BackupCall *p) {
     sqlite3_free(zErr);
   }
   if (rc == SQLITE_OK && p->zRoot &&
-      (colvecOsSyncDir(p->zRoot, &err) != COLVEC_OK ||
-       colvecOsSyncParent(p->zRoot, &err) != COLVEC_OK)) {
+      (colvecStoreFile.xSyncDir(p->zRoot, &err) != COLVEC_OK ||
+       colvecStoreFile.xSyncParent(p->zRoot, &err) != COLVEC_OK)) {
     rc = backupError(p, SQLITE_IOERR_FSYNC, "%s", err.zMsg);
   }
   return rc;
@@ -435,11 +435,12 @@ static int backupPages(BackupCall *p) {
   }
   p->pDest = NULL;
   colvecErrClear(&err);
-  rc = colvecOsOpen(p->zDest, COLVEC_OPEN_READWRITE, &pFile, &err);
-  if (rc == COLVEC_OK) rc = colvecOsSync(pFile, &err);
-  if (pFile && colvecOsClose(pFile, rc == COLVEC_OK ? &err : NULL) != COLVEC_OK)
+  rc = colvecStoreFile.xOpen(p->zDest, COLVEC_OPEN_READWRITE, &pFile, &err);
+  if (rc == COLVEC_OK) rc = colvecStoreFile.xSync(pFile, &err);
+  if (pFile &&
+      colvecStoreFile.xClose(pFile, rc == COLVEC_OK ? &err : NULL) != COLVEC_OK)
     rc = COLVEC_IOERR;
-  if (rc == COLVEC_OK) rc = colvecOsSyncParent(p->zDest, &err);
+  if (rc == COLVEC_OK) rc = colvecStoreFile.xSyncParent(p->zDest, &err);
   if (rc != COLVEC_OK) {
     return backupError(p, SQLITE_IOERR_FSYNC, "colvec: colvec_backup: %s",
                        err.zMsg);
@@ -459,15 +460,15 @@ static void backupUndo(BackupCall *p) {
     p->pDest = NULL;
   }
   for (i = 0; p->azDir && i < p->nTab; i++) {
-    if (p->azDir[i]) colvecSegFolderRemove(p->azDir[i]);
+    if (p->azDir[i]) colvecSegFolderRemove(&colvecStoreFile, p->azDir[i]);
   }
-  if (p->zRoot) colvecOsRmdir(p->zRoot, NULL);
+  if (p->zRoot) colvecStoreFile.xRmdir(p->zRoot, NULL);
   if (p->bMadeDb) {
     static const char *const azSuffix[] = {"", "-journal", "-wal", "-shm"};
     for (i = 0; i < (int)(sizeof(azSuffix) / sizeof(azSuffix[0])); i++) {
       char *zPath = sqlite3_mprintf("%s%s", p->zDest, azSuffix[i]);
-      if (zPath && colvecOsKind(zPath) != COLVEC_OS_NONE) {
-        colvecOsUnlink(zPath, NULL);
+      if (zPath && colvecStoreFile.xKind(zPath) != COLVEC_OS_NONE) {
+        colvecStoreFile.xUnlink(zPath, NULL);
       }
       sqlite3_free(zPath);
     }

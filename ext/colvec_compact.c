@@ -113,14 +113,16 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   return rc;
 }
 
-/* Reads the header checksum of finished segment file zPath into *pCksum. */
-static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
-                               char **pzErr) {
+/* Reads the header checksum of finished segment file zPath of store pStore
+** into *pCksum. */
+static int compactReadChecksum(const ColvecStore *pStore, const char *zPath,
+                               uint64_t *pCksum, char **pzErr) {
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   int rc;
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg, &err);
+  rc = colvecSegOpen(pStore, zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE,
+                     &pSeg, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
@@ -131,16 +133,16 @@ static int compactReadChecksum(const char *zPath, uint64_t *pCksum,
 }
 
 /* Stores a segment file's bytes in the database; see colvecInt.h. */
-int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
-                       const char *zPath, char **pzErr) {
+int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
+                       int64_t iSegid, const char *zPath, char **pzErr) {
   ColvecFile *pFile = NULL;
   uint8_t *aBuf = NULL;
   int64_t nByte = 0, iOff;
   ColvecErr err;
   int rc;
   err.zMsg[0] = 0;
-  rc = colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
-  if (rc == COLVEC_OK) rc = colvecOsFileSize(pFile, &nByte, &err);
+  rc = pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
+  if (rc == COLVEC_OK) rc = pStore->xFileStat(pFile, &nByte, NULL, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     rc = colvecSegReadRc(rc, err.iErrno);
@@ -152,7 +154,7 @@ int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
   for (iOff = 0; rc == SQLITE_OK && iOff < nByte; iOff += COLVEC_EMBED_CHUNK) {
     int n = (int)(nByte - iOff < COLVEC_EMBED_CHUNK ? nByte - iOff
                                                     : COLVEC_EMBED_CHUNK);
-    if (colvecOsRead(pFile, aBuf, n, iOff, &err) != COLVEC_OK) {
+    if (pStore->xRead(pFile, aBuf, n, iOff, &err) != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
       rc = colvecSegReadRc(COLVEC_IOERR, err.iErrno);
     } else {
@@ -160,7 +162,7 @@ int colvecCompactEmbed(ColvecStorage *pStorage, int64_t iSegid,
                                    aBuf, n, pzErr);
     }
   }
-  if (pFile) colvecOsClose(pFile, NULL);
+  if (pFile) pStore->xClose(pFile, NULL);
   sqlite3_free(aBuf);
   return rc;
 }
@@ -178,8 +180,9 @@ int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   for (i = 0; rc == SQLITE_OK && bEmbed && i < pSegs->nSeg; i++) {
     int64_t iSegid = pSegs->apSeg[i]->iSegid;
     char *zPath = colvecSegPath(pSegs->zDir, iSegid, "");
-    rc = zPath ? colvecCompactEmbed(pStorage, iSegid, zPath, pzErr)
-               : SQLITE_NOMEM;
+    rc = zPath
+             ? colvecCompactEmbed(pStorage, pSegs->pStore, iSegid, zPath, pzErr)
+             : SQLITE_NOMEM;
     sqlite3_free(zPath);
   }
   colvecSegTableChanged(pSegs);
@@ -250,7 +253,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     zPath = colvecSegPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) {
-      int rcDir = colvecOsMkdirP(pSegs->zDir, &err);
+      int rcDir = pSegs->pStore->xMkdirP(pSegs->zDir, &err);
       if (rcDir != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
@@ -263,14 +266,15 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       ** and no existence test runs first: one that fails for lack of
       ** memory would say "none"), so the rename below never has to
       ** replace a file. */
-      int rcUnlink = colvecOsUnlink(zPath, &err);
+      int rcUnlink = pSegs->pStore->xUnlink(zPath, &err);
       if (rcUnlink != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         rc = rcUnlink == COLVEC_NOMEM ? SQLITE_NOMEM : compactIoRc(err.iErrno);
       }
     }
     if (rc == SQLITE_OK) {
-      rc = colvecSegWriterOpen(zTmp, colvecConfigFingerprint(pC), &pW, &err);
+      rc = colvecSegWriterOpen(pSegs->pStore, zTmp, colvecConfigFingerprint(pC),
+                               &pW, &err);
       if (rc != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
@@ -302,11 +306,13 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         colvecSegWriterAbort(pW);
       }
     }
-    if (rc == SQLITE_OK) rc = compactReadChecksum(zPath, &cksum, pzErr);
+    if (rc == SQLITE_OK)
+      rc = compactReadChecksum(pSegs->pStore, zPath, &cksum, pzErr);
     if (rc == SQLITE_OK) {
       int bEmbed = colvecStorageEmbedded(pStorage);
       if (bEmbed < 0) rc = -bEmbed;
-      if (bEmbed > 0) rc = colvecCompactEmbed(pStorage, iSegid, zPath, pzErr);
+      if (bEmbed > 0)
+        rc = colvecCompactEmbed(pStorage, pSegs->pStore, iSegid, zPath, pzErr);
     }
     if (rc == SQLITE_OK) {
       rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
@@ -325,7 +331,7 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         iDrop >= pStorage->iTxnSegid ? -iGen : iGen, pzErr);
   }
   if (rc != SQLITE_OK && bFileDone) {
-    colvecOsUnlink(zPath, NULL); /* never named by a committed manifest */
+    pSegs->pStore->xUnlink(zPath, NULL); /* no committed manifest names it */
   }
   colvecSegTableChanged(pSegs);
   sqlite3_free(aRow);
@@ -401,14 +407,15 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
 ** checkpoints. So in WAL mode the WAL is synced (through
 ** SQLITE_FCNTL_JOURNAL_POINTER), otherwise the database's folder, which
 ** holds the journal. Returns SQLITE_OK or an error code. A database
-** without a file has nothing to sync (its name is a memory path).
+** without a file has nothing to sync (its store is not durable).
 */
 static int compactSyncCommitted(ColvecStorage *pStorage) {
   const ColvecConfig *pC = pStorage->pConfig;
+  const ColvecStore *pStore = colvecSegDbStore(pStorage->db, pC->zDb);
   char *zFile = colvecSegDbFile(pStorage->db, pC->zDb);
   int rc = SQLITE_OK;
   if (zFile == NULL) return SQLITE_NOMEM;
-  if (colvecOsMemIs(zFile)) {
+  if (!pStore->bDurable) {
     /* nothing to make durable */
   } else if (colvecStorageIsWal(pStorage)) {
     sqlite3_file *pWal = NULL;
@@ -418,7 +425,7 @@ static int compactSyncCommitted(ColvecStorage *pStorage) {
         pWal && pWal->pMethods) {
       rc = pWal->pMethods->xSync(pWal, SQLITE_SYNC_NORMAL);
     }
-  } else if (colvecOsSyncParent(zFile, NULL) != COLVEC_OK) {
+  } else if (pStore->xSyncParent(zFile, NULL) != COLVEC_OK) {
     rc = SQLITE_IOERR;
   }
   sqlite3_free(zFile);
@@ -457,7 +464,8 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
   err.iErrno = 0;
-  if (colvecOsListDir(pSegs->zDir, NULL, &azName, &nName, &err) != COLVEC_OK) {
+  if (pSegs->pStore->xListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
+      COLVEC_OK) {
     /* no folder: no file to delete, but trash rows to drop; a folder that
     ** cannot be listed keeps them, so that a later cleanup deletes their
     ** files (a file no row names would be reported by integrity-check) */
@@ -483,7 +491,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         if (bSynced == 0) {
           bSynced = compactSyncCommitted(pStorage) == SQLITE_OK ? 1 : -1;
         }
-        if (bSynced < 0 || colvecOsUnlink(zPath, NULL) != COLVEC_OK) {
+        if (bSynced < 0 || pSegs->pStore->xUnlink(zPath, NULL) != COLVEC_OK) {
           bKeepTrash = 1;
         } else {
           nUnlink++;
@@ -494,7 +502,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   colvecOsListFree(azName, nName);
   if (rc == SQLITE_OK && nUnlink > 0 &&
-      colvecOsSyncDir(pSegs->zDir, NULL) != COLVEC_OK) {
+      pSegs->pStore->xSyncDir(pSegs->zDir, NULL) != COLVEC_OK) {
     /* the unlinks must be durable before the commit that forgets the
     ** files: after a power cut a file no row names must not come back */
     bKeepTrash = 1;
@@ -522,7 +530,7 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     return rc;
   }
   if (bCountersOnly) return SQLITE_OK;
-  if (colvecOsListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) !=
+  if (pSegs->pStore->xListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) !=
       COLVEC_OK) {
     return SQLITE_OK; /* no folder: missing files are found by opening */
   }

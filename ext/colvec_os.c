@@ -21,7 +21,6 @@
 #endif
 
 #include "colvec_os.h"
-#include "colvec_os_mem.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -246,7 +245,6 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   ColvecFile *pFile;
 
   *ppFile = NULL;
-  if (colvecOsMemIs(zPath)) return colvecOsMemOpen(zPath, flags, ppFile, pErr);
   if ((flags & COLVEC_OPEN_READONLY) && !(flags & COLVEC_OPEN_READWRITE) &&
       !(flags & COLVEC_OPEN_CREATE)) {
     oflags |= O_RDONLY;
@@ -292,7 +290,6 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
     return rc;
   }
   pFile->fd = fd;
-  pFile->pMem = NULL;
   *ppFile = pFile;
   osAfter(COLVEC_OSOP_OPEN, zPath, NULL, flags, 0);
   return COLVEC_OK;
@@ -306,7 +303,6 @@ int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
   int rc = COLVEC_OK;
   int iFault;
   if (pFile == NULL) return COLVEC_OK;
-  if (pFile->pMem) return colvecOsMemClose(pFile);
   iFault = osBefore(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, NULL);
   /* Never retry close() on EINTR: the descriptor is gone on Linux. */
   if (close(pFile->fd) != 0 && errno != EINTR) {
@@ -333,7 +329,6 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
     colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
   }
-  if (pFile->pMem) return colvecOsMemRead(pFile, pBuf, n, iOff, pErr);
   if (osHook) {
     int iFault = osBefore(COLVEC_OSOP_READ, pFile->zPath, NULL, iOff, NULL);
     if (iFault) return osInjected(pErr, iFault, "read", pFile->zPath);
@@ -371,7 +366,6 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
     colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
     return COLVEC_RANGE;
   }
-  if (pFile->pMem) return colvecOsMemWrite(pFile, pBuf, n, iOff, pErr);
   if (osHook) {
     int64_t nAllow = n;
     iFault = osBefore(COLVEC_OSOP_WRITE, pFile->zPath, NULL, iOff, &nAllow);
@@ -417,7 +411,6 @@ static int osFsync(int fd) {
 /* Makes the contents of pFile durable. COLVEC_IOERR on failure. */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
   int iFault;
-  if (pFile->pMem) return COLVEC_OK; /* nothing to make durable */
   iFault = osBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "fsync", pFile->zPath);
   if (osFsync(pFile->fd) != 0) return osIoErr(pErr, "fsync", pFile->zPath);
@@ -439,7 +432,6 @@ int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
   struct stat st;
   int iFault;
   if (pId) memset(pId, 0, sizeof(*pId));
-  if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
   iFault = osBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
   *pnByte = 0;
   if (iFault) return osInjected(pErr, iFault, "stat", pFile->zPath);
@@ -472,7 +464,6 @@ int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
   int fd, rc = COLVEC_OK;
   int iFault;
-  if (colvecOsMemIs(zDir)) return COLVEC_OK; /* nothing to make durable */
   iFault = osBefore(COLVEC_OSOP_SYNCDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "fsync folder", zDir);
   do {
@@ -496,7 +487,6 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
   const char *zSlash = strrchr(zPath, '/');
   char *zDir;
   int rc;
-  if (colvecOsMemIs(zPath)) return COLVEC_OK; /* nothing to make durable */
   if (zSlash == NULL) return colvecOsSyncDir(".", pErr);
   if (zSlash == zPath) return colvecOsSyncDir("/", pErr);
   zDir = osStrndup(zPath, (size_t)(zSlash - zPath));
@@ -512,7 +502,6 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 /* Renames zFrom to zTo, atomically replacing zTo if it exists. */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   int iFault;
-  if (colvecOsMemIs(zFrom)) return colvecOsMemRename(zFrom, zTo, pErr);
   iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "rename", zFrom);
   if (rename(zFrom, zTo) != 0) return osIoErr(pErr, "rename", zFrom);
@@ -527,7 +516,6 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 */
 char *colvecOsRealPath(const char *zPath) {
   char *zReal, *zOut;
-  if (colvecOsMemIs(zPath)) return osStrndup(zPath, strlen(zPath));
   zReal = realpath(zPath, NULL);
   if (zReal == NULL) return NULL;
   zOut = osStrndup(zReal, strlen(zReal));
@@ -545,7 +533,6 @@ char *colvecOsRealPath(const char *zPath) {
 */
 int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   int iFault;
-  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
   iFault = osBefore(COLVEC_OSOP_RENAME, zFrom, zTo, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "rename", zFrom);
   if (link(zFrom, zTo) == 0) {
@@ -574,7 +561,6 @@ int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 */
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
   int iFault;
-  if (colvecOsMemIs(zPath)) return colvecOsMemUnlink(zPath, pErr);
   iFault = osBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "remove", zPath);
   if (unlink(zPath) != 0) {
@@ -588,7 +574,6 @@ int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
 /* Returns 1 when something (file, folder, link) exists at zPath, else 0. */
 int colvecOsExists(const char *zPath) {
   struct stat st;
-  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath) != COLVEC_OS_NONE;
   return lstat(zPath, &st) == 0;
 }
 
@@ -599,7 +584,6 @@ int colvecOsExists(const char *zPath) {
 */
 int colvecOsKind(const char *zPath) {
   struct stat st;
-  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath);
   if (lstat(zPath, &st) != 0) {
     return errno == ENOENT ? COLVEC_OS_NONE : COLVEC_OS_OTHER;
   }
@@ -614,7 +598,6 @@ int colvecOsKind(const char *zPath) {
 */
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
   int iFault;
-  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 0, pErr);
   iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
   if (mkdir(zDir, OS_DIR_MODE) == 0) {
@@ -631,7 +614,6 @@ int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
 */
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
   int iFault;
-  if (colvecOsMemIs(zDir)) return colvecOsMemRmdir(zDir, pErr);
   iFault = osBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
   if (iFault) return osInjected(pErr, iFault, "remove folder", zDir);
   if (rmdir(zDir) != 0) {
@@ -656,7 +638,6 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     colvecErrSet(pErr, 0, "colvec: empty folder name");
     return COLVEC_RANGE;
   }
-  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 1, pErr);
   {
     int iFault = osBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
     if (iFault) return osInjected(pErr, iFault, "create folder", zDir);
@@ -776,9 +757,6 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
   *pazName = NULL;
   *pnName = 0;
-  if (colvecOsMemIs(zDir)) {
-    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
-  }
   {
     int iFault = osBefore(COLVEC_OSOP_LISTDIR, zDir, NULL, 0, NULL);
     if (iFault) return osInjected(pErr, iFault, "list folder", zDir);
@@ -801,26 +779,6 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
 #endif /* !_WIN32 */
 
-/*
-** Offers a file just created empty and opened read/write for filling in
-** place: a memory file is sized to n bytes at once (one allocation, no
-** copy as it grows) and *ppData points at its bytes, which the caller
-** writes before it maps, syncs or closes the file; for a file on disk
-** *ppData is NULL and the caller writes with colvecOsWrite(). Returns
-** COLVEC_OK, or COLVEC_NOMEM / COLVEC_IOERR with pErr set. The same on
-** every platform: only memory files are filled in place.
-*/
-int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
-                         ColvecErr *pErr) {
-  *ppData = NULL;
-  if (n < 0) {
-    colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
-    return COLVEC_RANGE;
-  }
-  if (pFile->pMem) return colvecOsMemSetSize(pFile, n, ppData, pErr);
-  return COLVEC_OK;
-}
-
 /* Frees a list returned by colvecOsListDir() (NULL is a no-op). */
 void colvecOsListFree(char **azName, int nName) {
   int i;
@@ -842,7 +800,6 @@ int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
   char **azName = NULL;
   int nName = 0, i, rc;
 
-  if (colvecOsMemIs(zDir)) return colvecOsMemRemoveTree(zDir);
   if (lstat(zDir, &st) != 0) {
     if (errno == ENOENT) return COLVEC_OK;
     return osIoErr(pErr, "stat", zDir);
@@ -914,7 +871,6 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   int mflags = MAP_SHARED;
 
   *ppMap = NULL;
-  if (pFile->pMem) return colvecOsMemMapOpen(pFile, nByte, ppMap, pErr);
   if (nByte < 0 || (uint64_t)nByte > (uint64_t)SIZE_MAX) {
     colvecErrSet(pErr, ENOMEM,
                  "colvec: cannot map \"%s\": %lld bytes do not fit in the "
@@ -953,7 +909,6 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   pMap->a = (const uint8_t *)p;
   pMap->n = nByte;
   pMap->bRandom = 0;
-  pMap->pMem = NULL;
   *ppMap = pMap;
   return COLVEC_OK;
 }
@@ -970,7 +925,7 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr) {
   int64_t nPage = colvecOsPageSize(), iStart, iEnd;
   int adv;
-  if (n <= 0 || pMap->n == 0 || pMap->pMem) return COLVEC_OK;
+  if (n <= 0 || pMap->n == 0) return COLVEC_OK;
   if (iOff < 0 || iOff >= pMap->n) {
     colvecErrSet(pErr, 0, "colvec: advice offset %lld outside mapping",
                  (long long)iOff);
@@ -1008,10 +963,6 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
 /* Unmaps and frees pMap (NULL is a no-op). */
 void colvecOsMapClose(ColvecMap *pMap) {
   if (pMap == NULL) return;
-  if (pMap->pMem) {
-    colvecOsMemMapClose(pMap);
-    return;
-  }
   if (pMap->a) munmap((void *)pMap->a, (size_t)pMap->n);
   colvecFree(pMap);
 }

@@ -23,10 +23,8 @@
 ** the test hook, sorting names, CPU features, bit operations) is in
 ** colvec_os.c. On Windows a file that is open or mapped cannot be deleted
 ** or renamed over: colvecOsUnlink() fails and callers try again later.
-** Every call that takes a path first hands a path under COLVEC_OS_MEMROOT
-** to colvec_os_mem.c (portable, no system call), and every call on an open
-** file or mapping whose pMem is set likewise; each platform keeps those
-** tests.
+** The os layer knows files on disk only: files kept in memory are another
+** store (colvec_store.h), chosen above this layer.
 */
 #ifndef COLVEC_OS_H
 #define COLVEC_OS_H
@@ -60,7 +58,7 @@ struct ColvecFile {
   int fd; /* POSIX file descriptor, close-on-exec */
 #endif
   char *zPath; /* copy of the path, for messages (owned) */
-  void *pMem;  /* a memory file's handle (colvec_os_mem.c), else NULL */
+  void *pMem;  /* a file of the memory store: its handle (else NULL) */
 };
 
 /*
@@ -72,7 +70,7 @@ struct ColvecMap {
   const uint8_t *a; /* first byte of the mapping */
   int64_t n;        /* bytes mapped (the file size at mapping time) */
   int bRandom;      /* MADV_RANDOM has been applied to some range */
-  void *pMem;       /* the memory file whose bytes a is, else NULL */
+  void *pMem;       /* a mapping of the memory store: its file, else NULL */
 #if defined(_WIN32)
   void *hFile; /* HANDLE on the file, held while mapped (blocks deletes) */
 #endif
@@ -115,8 +113,6 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
                  ColvecErr *pErr);
 int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
                   ColvecErr *pErr);
-int colvecOsWriteInPlace(ColvecFile *pFile, int64_t n, void **ppData,
-                         ColvecErr *pErr);
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr);
 int colvecOsFileSize(ColvecFile *pFile, int64_t *pnByte, ColvecErr *pErr);
 
@@ -205,18 +201,6 @@ double colvecOsMicros(void);
 int64_t colvecOsWallNs(void); /* wall-clock time, ns since 1970, as file
                               ** times are kept */
 int colvecOsCpuCount(void);
-
-/*
-** Memory folders. A path whose first component is COLVEC_OS_MEMROOT names
-** a file or folder kept in memory (colvec_os_mem.c), not on disk: every
-** call above works on it as on a local disk, fsync does nothing, a mapping
-** is a pointer to the bytes (no copy), and nothing reaches the file system
-** or the test hook. The tree is process-wide; whoever makes a folder there
-** removes it (colvecOsRemoveTree). Segments of databases without a file
-** live there.
-*/
-#define COLVEC_OS_MEMROOT "<memory>"
-int colvecOsMemIs(const char *zPath);
 
 /* Memory advice on any range of a read-only mapping, widened to whole pages
 ** (COLVEC_ADVICE_* above, or COLVEC_ADVICE_POPULATE: fault the pages in now,
@@ -339,8 +323,9 @@ struct ColvecOsHook {
 void colvecOsSetHook(const ColvecOsHook *pHook);
 
 /*************************************************************************
-** Internal to colvec_os.c and colvec_os_win.c: what every platform's file
-** calls share. Nothing else calls these.
+** Internal to the file layer: what every platform's file calls share, and
+** what the memory store (colvec_store_mem.c) reuses for its messages and
+** listings. Nothing else calls these.
 **
 ** colvecOsHookBefore/After call the installed hook's xBefore/xAfter (0 and
 ** nothing when none is installed; pn may be NULL except for WRITE).

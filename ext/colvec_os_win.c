@@ -16,11 +16,8 @@
 ** cannot be deleted or renamed over (as on Windows itself, whose mapped
 ** files refuse deletion), so colvecOsUnlink() fails and the caller defers
 ** the delete (colvecCompactCleanup keeps its trash rows and tries again).
-** Paths under COLVEC_OS_MEMROOT and memory files (pMem set) go to
-** colvec_os_mem.c first, as on POSIX.
 */
 #include "colvec_os.h"
-#include "colvec_os_mem.h"
 
 #if defined(_WIN32)
 
@@ -176,7 +173,6 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   int rc = COLVEC_OK;
 
   *ppFile = NULL;
-  if (colvecOsMemIs(zPath)) return colvecOsMemOpen(zPath, flags, ppFile, pErr);
   if ((flags & COLVEC_OPEN_READONLY) && !(flags & COLVEC_OPEN_READWRITE) &&
       !(flags & COLVEC_OPEN_CREATE)) {
     dwAccess = GENERIC_READ;
@@ -201,7 +197,6 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
   if (zW == NULL) return rc;
   pFile = (ColvecFile *)colvecMalloc(sizeof(ColvecFile));
   if (pFile) {
-    pFile->pMem = NULL;
     pFile->zPath = colvecOsStrndup(zPath, strlen(zPath));
   }
   if (pFile == NULL || pFile->zPath == NULL) {
@@ -247,7 +242,6 @@ int colvecOsOpen(const char *zPath, int flags, ColvecFile **ppFile,
 int colvecOsClose(ColvecFile *pFile, ColvecErr *pErr) {
   int rc = COLVEC_OK, iFault;
   if (pFile == NULL) return COLVEC_OK;
-  if (pFile->pMem) return colvecOsMemClose(pFile);
   iFault = colvecOsHookBefore(COLVEC_OSOP_CLOSE, pFile->zPath, NULL, 0, NULL);
   if (!CloseHandle((HANDLE)pFile->hFile)) {
     rc = osWinIoErr(pErr, "close", pFile->zPath);
@@ -277,9 +271,6 @@ static OVERLAPPED osWinAt(int64_t iOff) {
 */
 int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
                  ColvecErr *pErr) {
-  if (pFile->pMem && n >= 0 && iOff >= 0) {
-    return colvecOsMemRead(pFile, pBuf, n, iOff, pErr);
-  }
   uint8_t *p = (uint8_t *)pBuf;
   if (n < 0 || iOff < 0) {
     colvecErrSet(pErr, 0, "colvec: bad read range in \"%s\"", pFile->zPath);
@@ -318,9 +309,6 @@ int colvecOsRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 */
 int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
                   ColvecErr *pErr) {
-  if (pFile->pMem && n >= 0 && iOff >= 0) {
-    return colvecOsMemWrite(pFile, pBuf, n, iOff, pErr);
-  }
   const uint8_t *p = (const uint8_t *)pBuf;
   int64_t nAll = n, iOff0 = iOff, nAllow = n;
   int iFault;
@@ -350,7 +338,6 @@ int colvecOsWrite(ColvecFile *pFile, const void *pBuf, int64_t n, int64_t iOff,
 
 /* Makes the contents of pFile durable (FlushFileBuffers). */
 int colvecOsSync(ColvecFile *pFile, ColvecErr *pErr) {
-  if (pFile->pMem) return COLVEC_OK; /* nothing to make durable */
   int iFault =
       colvecOsHookBefore(COLVEC_OSOP_SYNC, pFile->zPath, NULL, 0, NULL);
   if (iFault) return colvecOsErrnoErr(pErr, iFault, "fsync", pFile->zPath);
@@ -379,7 +366,6 @@ static int64_t osWinNs(uint64_t t) {
 int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
                      ColvecErr *pErr) {
   if (pId) memset(pId, 0, sizeof(*pId));
-  if (pFile->pMem) return colvecOsMemFileSize(pFile, pnByte);
   LARGE_INTEGER sz;
   int iFault =
       colvecOsHookBefore(COLVEC_OSOP_SIZE, pFile->zPath, NULL, 0, NULL);
@@ -422,7 +408,6 @@ int colvecOsFileStat(ColvecFile *pFile, int64_t *pnByte, ColvecFileId *pId,
 ** folder that cannot be opened is COLVEC_IOERR.
 */
 int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) return COLVEC_OK; /* nothing to make durable */
   wchar_t *zW;
   HANDLE h;
   int rc = COLVEC_OK;
@@ -460,7 +445,6 @@ int colvecOsSyncDir(const char *zDir, ColvecErr *pErr) {
 ** separator; the root when its only separator is the first character).
 */
 int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
-  if (colvecOsMemIs(zPath)) return COLVEC_OK; /* nothing to make durable */
   const char *zBase = colvecOsBaseName(zPath);
   char *zDir;
   int rc;
@@ -483,7 +467,6 @@ int colvecOsSyncParent(const char *zPath, ColvecErr *pErr) {
 */
 char *colvecOsRealPath(const char *zPath) {
   char *zFull, *zOut;
-  if (colvecOsMemIs(zPath)) return colvecOsStrndup(zPath, strlen(zPath));
   zFull = _fullpath(NULL, zPath, 0);
   if (zFull == NULL) return NULL;
   zOut = colvecOsStrndup(zFull, strlen(zFull));
@@ -520,7 +503,6 @@ static int osWinMove(const char *zFrom, const char *zTo, DWORD dwFlags,
 ** disk.
 */
 int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
-  if (colvecOsMemIs(zFrom)) return colvecOsMemRenameNew(zFrom, zTo, pErr);
   return osWinMove(zFrom, zTo, 0, pErr);
 }
 
@@ -529,7 +511,6 @@ int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 ** the disk (MoveFileExW). Fails while either file is open or mapped.
 */
 int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
-  if (colvecOsMemIs(zFrom)) return colvecOsMemRename(zFrom, zTo, pErr);
   return osWinMove(zFrom, zTo, MOVEFILE_REPLACE_EXISTING, pErr);
 }
 
@@ -539,7 +520,6 @@ int colvecOsRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 ** COLVEC_IOERR (EACCES), and the caller tries again later.
 */
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
-  if (colvecOsMemIs(zPath)) return colvecOsMemUnlink(zPath, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_UNLINK, zPath, NULL, 0, NULL);
@@ -560,7 +540,6 @@ int colvecOsUnlink(const char *zPath, ColvecErr *pErr) {
 
 /* Returns 1 when something (file, folder, link) exists at zPath, else 0. */
 int colvecOsExists(const char *zPath) {
-  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath) != COLVEC_OS_NONE;
   return osWinAttributes(zPath) != INVALID_FILE_ATTRIBUTES;
 }
 
@@ -570,7 +549,6 @@ int colvecOsExists(const char *zPath) {
 ** symbolic link) or COLVEC_OS_OTHER.
 */
 int colvecOsKind(const char *zPath) {
-  if (colvecOsMemIs(zPath)) return colvecOsMemKind(zPath);
   DWORD a = osWinAttributes(zPath);
   if (a == INVALID_FILE_ATTRIBUTES) {
     DWORD e = GetLastError();
@@ -590,7 +568,6 @@ int colvecOsKind(const char *zPath) {
 ** or COLVEC_IOERR.
 */
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 0, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_MKDIR, zDir, NULL, 0, NULL);
@@ -614,7 +591,6 @@ int colvecOsMkdir(const char *zDir, ColvecErr *pErr) {
 ** COLVEC_OK when it is gone (or was not there), else COLVEC_IOERR.
 */
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) return colvecOsMemRmdir(zDir, pErr);
   wchar_t *zW;
   int rc = COLVEC_OK;
   int iFault = colvecOsHookBefore(COLVEC_OSOP_RMDIR, zDir, NULL, 0, NULL);
@@ -640,7 +616,6 @@ int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
 ** (ENOTDIR).
 */
 int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) return colvecOsMemMkdir(zDir, 1, pErr);
   size_t n = strlen(zDir), i;
   char *zBuf;
   int rc = COLVEC_OK;
@@ -709,9 +684,6 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 
   *pazName = NULL;
   *pnName = 0;
-  if (colvecOsMemIs(zDir)) {
-    return colvecOsMemListDir(zDir, zSuffix, pazName, pnName, pErr);
-  }
   {
     int iFault = colvecOsHookBefore(COLVEC_OSOP_LISTDIR, zDir, NULL, 0, NULL);
     if (iFault) return colvecOsErrnoErr(pErr, iFault, "list folder", zDir);
@@ -755,7 +727,6 @@ int colvecOsListDir(const char *zDir, const char *zSuffix, char ***pazName,
 ** first failure (a file in use, for one) and returns COLVEC_IOERR.
 */
 int colvecOsRemoveTree(const char *zDir, ColvecErr *pErr) {
-  if (colvecOsMemIs(zDir)) return colvecOsMemRemoveTree(zDir);
   DWORD a = osWinAttributes(zDir);
   char **azName = NULL;
   int nName = 0, i, rc;
@@ -859,10 +830,6 @@ static void osWinTouch(const void *p, int64_t n) {
 */
 int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
                     ColvecMap **ppMap, ColvecErr *pErr) {
-  if (pFile->pMem) {
-    *ppMap = NULL;
-    return colvecOsMemMapOpen(pFile, nByte, ppMap, pErr);
-  }
   ColvecMap *pMap;
   void *p = NULL;
   HANDLE hDup = NULL;
@@ -917,7 +884,6 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
   pMap->a = (const uint8_t *)p;
   pMap->n = nByte;
   pMap->bRandom = 0;
-  pMap->pMem = NULL;
   pMap->hFile = (void *)hDup;
   *ppMap = pMap;
   return COLVEC_OK;
@@ -931,7 +897,6 @@ int colvecOsMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
 */
 int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
                       ColvecErr *pErr) {
-  if (pMap->pMem) return COLVEC_OK; /* memory: nothing to advise */
   if (n <= 0 || pMap->n == 0) return COLVEC_OK;
   if (iOff < 0 || iOff >= pMap->n) {
     colvecErrSet(pErr, 0, "colvec: advice offset %lld outside mapping",
@@ -952,10 +917,6 @@ int colvecOsMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n, int eAdvice,
 /* Unmaps and frees pMap and its file handle (NULL is a no-op). */
 void colvecOsMapClose(ColvecMap *pMap) {
   if (pMap == NULL) return;
-  if (pMap->pMem) {
-    colvecOsMemMapClose(pMap);
-    return;
-  }
   if (pMap->a) UnmapViewOfFile((void *)pMap->a);
   if (pMap->hFile) CloseHandle((HANDLE)pMap->hFile);
   colvecFree(pMap);

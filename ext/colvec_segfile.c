@@ -359,20 +359,21 @@ static void segEncodeEntry(uint8_t *a, const ColvecSegSection *p) {
 
 /* A segment being written (see colvecSegWriterOpen). */
 struct ColvecSegWriter {
-  ColvecFile *pFile;      /* the .tmp file, NULL once closed */
-  char *zTmp;             /* path of the .tmp file (owned) */
-  char *zFinal;           /* zTmp without ".tmp" (owned) */
-  uint64_t fingerprint;   /* schema fingerprint for the header */
-  int rc;                 /* sticky result code; once set, calls no-op */
-  ColvecErr err;          /* message that goes with rc */
-  uint8_t *aBuf;          /* write buffer of SEG_BUFSIZE bytes */
-  int64_t nBuf;           /* bytes used in aBuf */
-  int64_t iBufOff;        /* file offset where aBuf[0] goes */
-  ColvecSegSection *aSec; /* sections written so far */
-  int nSec;               /* entries used in aSec */
-  int nSecAlloc;          /* entries allocated in aSec */
-  int bInSection;         /* a section is open (Begin without End) */
-  ColvecHash hash;        /* checksum of the open section */
+  const ColvecStore *pStore; /* where the file is written */
+  ColvecFile *pFile;         /* the .tmp file, NULL once closed */
+  char *zTmp;                /* path of the .tmp file (owned) */
+  char *zFinal;              /* zTmp without ".tmp" (owned) */
+  uint64_t fingerprint;      /* schema fingerprint for the header */
+  int rc;                    /* sticky result code; once set, calls no-op */
+  ColvecErr err;             /* message that goes with rc */
+  uint8_t *aBuf;             /* write buffer of SEG_BUFSIZE bytes */
+  int64_t nBuf;              /* bytes used in aBuf */
+  int64_t iBufOff;           /* file offset where aBuf[0] goes */
+  ColvecSegSection *aSec;    /* sections written so far */
+  int nSec;                  /* entries used in aSec */
+  int nSecAlloc;             /* entries allocated in aSec */
+  int bInSection;            /* a section is open (Begin without End) */
+  ColvecHash hash;           /* checksum of the open section */
 };
 
 /* Sets the sticky error of p (if none is set yet) with a formatted reason. */
@@ -395,7 +396,7 @@ static void segWriterError(ColvecSegWriter *p, int rc, const char *zFmt, ...) {
 /* Writes the buffered bytes of p to the file (sets p->rc on failure). */
 static void segWriterFlush(ColvecSegWriter *p) {
   if (p->rc == COLVEC_OK && p->nBuf > 0) {
-    p->rc = colvecOsWrite(p->pFile, p->aBuf, p->nBuf, p->iBufOff, &p->err);
+    p->rc = p->pStore->xWrite(p->pFile, p->aBuf, p->nBuf, p->iBufOff, &p->err);
   }
   p->iBufOff += p->nBuf;
   p->nBuf = 0;
@@ -411,7 +412,7 @@ static void segWriterRaw(ColvecSegWriter *p, const void *pData, int64_t n) {
     int64_t nCopy;
     if (p->nBuf == 0 && a != NULL && n >= SEG_BUFSIZE) {
       /* Large block: write it straight from the caller's memory. */
-      p->rc = colvecOsWrite(p->pFile, a, n, p->iBufOff, &p->err);
+      p->rc = p->pStore->xWrite(p->pFile, a, n, p->iBufOff, &p->err);
       p->iBufOff += n;
       return;
     }
@@ -442,8 +443,8 @@ static void segWriterPad(ColvecSegWriter *p) {
 
 /* Closes (if open) and unlinks the tmp file, frees p and everything it owns. */
 static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
-  if (p->pFile) colvecOsClose(p->pFile, NULL);
-  if (bUnlink && p->zTmp) colvecOsUnlink(p->zTmp, NULL);
+  if (p->pFile) p->pStore->xClose(p->pFile, NULL);
+  if (bUnlink && p->zTmp) p->pStore->xUnlink(p->zTmp, NULL);
   colvecFree(p->zTmp);
   colvecFree(p->zFinal);
   colvecFree(p->aBuf);
@@ -452,15 +453,17 @@ static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
 }
 
 /*
-** Creates the file zTmpPath (removing whatever has its name first), which must
+** Creates the file zTmpPath of store pStore (removing whatever has its
+** name first), which must
 *end in ".tmp", to
 ** write a segment that finish renames to zTmpPath without ".tmp".
 ** fingerprint goes into the header unchanged. On success *ppWriter must be
 ** passed to colvecSegWriterFinish() or colvecSegWriterAbort(), which free
 ** it. On error *ppWriter is NULL, pErr says why and no file is left.
 */
-int colvecSegWriterOpen(const char *zTmpPath, uint64_t fingerprint,
-                        ColvecSegWriter **ppWriter, ColvecErr *pErr) {
+int colvecSegWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
+                        uint64_t fingerprint, ColvecSegWriter **ppWriter,
+                        ColvecErr *pErr) {
   size_t n = strlen(zTmpPath);
   int rc = COLVEC_OK;
   ColvecSegWriter *p;
@@ -485,12 +488,13 @@ int colvecSegWriterOpen(const char *zTmpPath, uint64_t fingerprint,
   memcpy(p->zTmp, zTmpPath, n + 1);
   memcpy(p->zFinal, zTmpPath, n - 4);
   p->fingerprint = fingerprint;
+  p->pStore = pStore;
   /* a stale temporary (crash, or anything named like one) is replaced */
-  colvecOsUnlink(zTmpPath, NULL);
-  rc = colvecOsOpen(zTmpPath,
-                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                        COLVEC_OPEN_EXCLUSIVE,
-                    &p->pFile, pErr);
+  pStore->xUnlink(zTmpPath, NULL);
+  rc = pStore->xOpen(zTmpPath,
+                     COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                         COLVEC_OPEN_EXCLUSIVE,
+                     &p->pFile, pErr);
   if (rc != COLVEC_OK) {
     segWriterFree(p, 0);
     return rc;
@@ -645,22 +649,22 @@ int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr) {
     colvecHashUpdate(&hash, aHdr, sizeof(aHdr));
     colvecHashUpdate(&hash, aTable, nTable);
     segPut64(aHdr + SEG_CKSUM_OFFSET, colvecHashFinal(&hash));
-    p->rc = colvecOsWrite(p->pFile, aHdr, sizeof(aHdr), 0, &p->err);
+    p->rc = p->pStore->xWrite(p->pFile, aHdr, sizeof(aHdr), 0, &p->err);
   }
   colvecFree(aTable);
-  if (p->rc == COLVEC_OK) p->rc = colvecOsSync(p->pFile, &p->err);
+  if (p->rc == COLVEC_OK) p->rc = p->pStore->xSync(p->pFile, &p->err);
   if (p->rc == COLVEC_OK) {
-    p->rc = colvecOsClose(p->pFile, &p->err);
+    p->rc = p->pStore->xClose(p->pFile, &p->err);
     p->pFile = NULL;
   }
   /* never over an existing file: a damaged database must not make colvec
   ** replace a segment */
   if (p->rc == COLVEC_OK)
-    p->rc = colvecOsRenameNew(p->zTmp, p->zFinal, &p->err);
+    p->rc = p->pStore->xRenameNew(p->zTmp, p->zFinal, &p->err);
   if (p->rc == COLVEC_OK) {
-    p->rc = colvecOsSyncParent(p->zFinal, &p->err);
+    p->rc = p->pStore->xSyncParent(p->zFinal, &p->err);
     /* Renamed but not durable: remove it rather than leave a doubt. */
-    if (p->rc != COLVEC_OK) colvecOsUnlink(p->zFinal, NULL);
+    if (p->rc != COLVEC_OK) p->pStore->xUnlink(p->zFinal, NULL);
   }
   rc = p->rc;
   if (rc != COLVEC_OK && pErr) *pErr = p->err;
@@ -691,19 +695,20 @@ static int segMapFallbacks = 0;
 
 /* An open segment (see colvecSegOpen). */
 struct ColvecSeg {
-  char *zPath;            /* path, for messages (owned) */
-  int eAccess;            /* COLVEC_SEG_MMAP or COLVEC_SEG_FILE */
-  ColvecFile *pFile;      /* open file (FILE mode only) */
-  ColvecMap *pMap;        /* mapping of the whole file (MMAP mode only) */
-  uint32_t iVersion;      /* format version from the header */
-  uint64_t fingerprint;   /* schema fingerprint from the header */
-  uint64_t nRow;          /* row count */
-  uint64_t cksum;         /* header checksum */
-  int64_t nFile;          /* file size */
-  int64_t iTable;         /* offset of the section table */
-  int nSec;               /* number of sections */
-  ColvecSegSection *aSec; /* decoded section table */
-  ColvecFileId id;        /* the file's identity when it was opened */
+  const ColvecStore *pStore; /* where the file lives */
+  char *zPath;               /* path, for messages (owned) */
+  int eAccess;               /* COLVEC_SEG_MMAP or COLVEC_SEG_FILE */
+  ColvecFile *pFile;         /* open file (FILE mode only) */
+  ColvecMap *pMap;           /* mapping of the whole file (MMAP mode only) */
+  uint32_t iVersion;         /* format version from the header */
+  uint64_t fingerprint;      /* schema fingerprint from the header */
+  uint64_t nRow;             /* row count */
+  uint64_t cksum;            /* header checksum */
+  int64_t nFile;             /* file size */
+  int64_t iTable;            /* offset of the section table */
+  int nSec;                  /* number of sections */
+  ColvecSegSection *aSec;    /* decoded section table */
+  ColvecFileId id;           /* the file's identity when it was opened */
 };
 
 /*
@@ -747,7 +752,7 @@ static int segLoadHeader(ColvecSeg *p, int64_t nFile, ColvecErr *pErr) {
                       "file is %lld bytes, too short for a header (truncated?)",
                       (long long)nFile);
   }
-  rc = colvecOsRead(p->pFile, aPre, SEG_PREAMBLE, 0, pErr);
+  rc = p->pStore->xRead(p->pFile, aPre, SEG_PREAMBLE, 0, pErr);
   if (rc != COLVEC_OK) return rc;
   if (memcmp(aPre, COLVEC_SEG_MAGIC, 8) != 0) {
     return segCorrupt(pErr, p->zPath, "bad magic (not a colvec segment)");
@@ -782,9 +787,9 @@ static int segLoadHeader(ColvecSeg *p, int64_t nFile, ColvecErr *pErr) {
     rc = COLVEC_NOMEM;
     goto out;
   }
-  rc = colvecOsRead(p->pFile, aHdr, nHdr, 0, pErr);
+  rc = p->pStore->xRead(p->pFile, aHdr, nHdr, 0, pErr);
   if (rc == COLVEC_OK) {
-    rc = colvecOsRead(p->pFile, aTable, nTable, (int64_t)iTable, pErr);
+    rc = p->pStore->xRead(p->pFile, aTable, nTable, (int64_t)iTable, pErr);
   }
   if (rc != COLVEC_OK) goto out;
   memset(aHdr + SEG_CKSUM_OFFSET, 0, 8);
@@ -872,7 +877,7 @@ out:
 }
 
 /*
-** Opens the segment zPath for reading with access mode eAccess
+** Opens the segment zPath of store pStore for reading with access mode eAccess
 ** (COLVEC_SEG_MMAP: the file is mapped with prefault policy ePrefault and
 ** its descriptor closed; COLVEC_SEG_FILE: kept open for pread, ePrefault
 ** ignored). Checks magic, header checksum, version, sizes and the section
@@ -881,8 +886,8 @@ out:
 ** pErr names the file: COLVEC_CORRUPT, COLVEC_ERROR (format version
 ** unknown), COLVEC_IOERR, COLVEC_NOMEM or COLVEC_RANGE (bad eAccess).
 */
-int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
-                  ColvecSeg **ppSeg, ColvecErr *pErr) {
+int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
+                  int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr) {
   ColvecSeg *p;
   int rc = COLVEC_OK;
   int64_t nFile = 0;
@@ -903,18 +908,19 @@ int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
   }
   memcpy(p->zPath, zPath, n + 1);
   p->eAccess = eAccess;
-  rc = colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &p->pFile, pErr);
-  if (rc == COLVEC_OK) rc = colvecOsFileStat(p->pFile, &nFile, &p->id, pErr);
+  p->pStore = pStore;
+  rc = pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &p->pFile, pErr);
+  if (rc == COLVEC_OK) rc = pStore->xFileStat(p->pFile, &nFile, &p->id, pErr);
   if (rc == COLVEC_OK) rc = segLoadHeader(p, nFile, pErr);
   if (rc == COLVEC_OK && eAccess == COLVEC_SEG_MMAP) {
     ColvecErr errMap;
     errMap.zMsg[0] = 0;
     errMap.iErrno = 0;
-    rc = colvecOsMapOpen(p->pFile, nFile, ePrefault, &p->pMap, &errMap);
+    rc = pStore->xMapOpen(p->pFile, nFile, ePrefault, &p->pMap, &errMap);
     if (rc == COLVEC_OK) {
       /* the mapping outlives the descriptor; a failing close() of a file
       ** only read cannot lose data, so it does not fail the open */
-      colvecOsClose(p->pFile, NULL);
+      p->pStore->xClose(p->pFile, NULL);
       p->pFile = NULL;
     } else if (rc == COLVEC_IOERR && errMap.iErrno == ENOMEM) {
       /* no room in the address space: read this segment with pread */
@@ -947,8 +953,8 @@ int colvecSegMapFallbacks(void) {
 /* Closes pSeg (NULL is a no-op): unmaps, closes the file, frees. */
 void colvecSegClose(ColvecSeg *pSeg) {
   if (pSeg == NULL) return;
-  colvecOsMapClose(pSeg->pMap);
-  colvecOsClose(pSeg->pFile, NULL);
+  pSeg->pStore->xMapClose(pSeg->pMap);
+  pSeg->pStore->xClose(pSeg->pFile, NULL);
   colvecFree(pSeg->aSec);
   colvecFree(pSeg->zPath);
   colvecFree(pSeg);
@@ -1028,7 +1034,7 @@ int colvecSegRead(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
     memcpy(pBuf, pSeg->pMap->a + pSec->iOffset + iOff, (size_t)n);
     return COLVEC_OK;
   }
-  return colvecOsRead(pSeg->pFile, pBuf, n, pSec->iOffset + iOff, pErr);
+  return pSeg->pStore->xRead(pSeg->pFile, pBuf, n, pSec->iOffset + iOff, pErr);
 }
 
 /*
@@ -1092,7 +1098,8 @@ int colvecSegAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
                     int64_t n, int eAdvice) {
   if (pSeg->pMap == NULL || iOff < 0 || iOff >= pSec->nByte) return COLVEC_OK;
   if (n > pSec->nByte - iOff) n = pSec->nByte - iOff;
-  return colvecOsMapAdvise(pSeg->pMap, pSec->iOffset + iOff, n, eAdvice, NULL);
+  return pSeg->pStore->xMapAdvise(pSeg->pMap, pSec->iOffset + iOff, n, eAdvice,
+                                  NULL);
 }
 
 /*
@@ -1121,7 +1128,8 @@ int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
     if (pSeg->pMap) {
       rc = xChunk(pCtx, pSeg->pMap->a + pSec->iOffset + iOff, n);
     } else {
-      rc = colvecOsRead(pSeg->pFile, aBuf, n, pSec->iOffset + iOff, pErr);
+      rc =
+          pSeg->pStore->xRead(pSeg->pFile, aBuf, n, pSec->iOffset + iOff, pErr);
       if (rc == COLVEC_OK) rc = xChunk(pCtx, aBuf, n);
     }
     iOff += n;
@@ -1241,8 +1249,9 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
 ** megabyte. Returns COLVEC_OK, or an error with pErr set and nothing left
 ** at either name.
 */
-int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
-                    const ColvecInterrupt *pInt, ColvecErr *pErr) {
+int colvecSegCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
+                    const char *zTmpPath, const ColvecInterrupt *pInt,
+                    ColvecErr *pErr) {
   size_t n = strlen(zTmpPath);
   ColvecFile *pOut = NULL;
   uint8_t *aBuf = NULL;
@@ -1264,10 +1273,10 @@ int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
     return rc;
   }
   memcpy(zFinal, zTmpPath, n - 4);
-  rc = colvecOsOpen(zTmpPath,
-                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                        COLVEC_OPEN_EXCLUSIVE,
-                    &pOut, pErr);
+  rc = pTo->xOpen(zTmpPath,
+                  COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                      COLVEC_OPEN_EXCLUSIVE,
+                  &pOut, pErr);
   while (rc == COLVEC_OK && iOff < pSeg->nFile) {
     int64_t nChunk = pSeg->nFile - iOff;
     const uint8_t *a;
@@ -1280,20 +1289,20 @@ int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
     if (pSeg->pMap) {
       a = pSeg->pMap->a + iOff;
     } else {
-      rc = colvecOsRead(pSeg->pFile, aBuf, nChunk, iOff, pErr);
+      rc = pSeg->pStore->xRead(pSeg->pFile, aBuf, nChunk, iOff, pErr);
       a = aBuf;
     }
-    if (rc == COLVEC_OK) rc = colvecOsWrite(pOut, a, nChunk, iOff, pErr);
+    if (rc == COLVEC_OK) rc = pTo->xWrite(pOut, a, nChunk, iOff, pErr);
     iOff += nChunk;
   }
-  if (rc == COLVEC_OK) rc = colvecOsSync(pOut, pErr);
+  if (rc == COLVEC_OK) rc = pTo->xSync(pOut, pErr);
   if (pOut) {
-    int rc2 = colvecOsClose(pOut, rc == COLVEC_OK ? pErr : NULL);
+    int rc2 = pTo->xClose(pOut, rc == COLVEC_OK ? pErr : NULL);
     if (rc == COLVEC_OK) rc = rc2;
   }
-  if (rc == COLVEC_OK) rc = colvecOsRename(zTmpPath, zFinal, pErr);
+  if (rc == COLVEC_OK) rc = pTo->xRename(zTmpPath, zFinal, pErr);
   /* pOut was set only when this call created the temporary */
-  if (rc != COLVEC_OK && pOut) colvecOsUnlink(zTmpPath, NULL);
+  if (rc != COLVEC_OK && pOut) pTo->xUnlink(zTmpPath, NULL);
   colvecFree(zFinal);
   colvecFree(aBuf);
   return rc;

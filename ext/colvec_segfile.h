@@ -75,7 +75,7 @@
 #define COLVEC_SEGFILE_H
 
 #include "colvec_core.h"
-#include "colvec_os.h"
+#include "colvec_store.h"
 
 typedef struct ColvecHash ColvecHash;
 typedef struct ColvecSeg ColvecSeg;
@@ -145,8 +145,9 @@ uint64_t colvecSegHash(const void *p, int64_t n);
 /*************************************************************************
 ** Writer.
 */
-int colvecSegWriterOpen(const char *zTmpPath, uint64_t fingerprint,
-                        ColvecSegWriter **ppWriter, ColvecErr *pErr);
+int colvecSegWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
+                        uint64_t fingerprint, ColvecSegWriter **ppWriter,
+                        ColvecErr *pErr);
 int colvecSegWriterBegin(ColvecSegWriter *p, uint32_t eKind, uint32_t iColumn,
                          uint32_t nElemSize, uint32_t flags);
 int colvecSegWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n);
@@ -159,8 +160,8 @@ int colvecSegWriterErrno(ColvecSegWriter *p);
 /*************************************************************************
 ** Reader.
 */
-int colvecSegOpen(const char *zPath, int eAccess, int ePrefault,
-                  ColvecSeg **ppSeg, ColvecErr *pErr);
+int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
+                  int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr);
 void colvecSegClose(ColvecSeg *pSeg);
 /*
 ** The access mode a segment was opened in: the one asked for, except that a
@@ -213,14 +214,15 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
 */
 
 /*
-** Copies the whole file of open segment pSeg to a new file zTmpPath
-** (".tmp", created exclusively), fsyncs it and renames it to the name
+** Copies the whole file of open segment pSeg to a new file zTmpPath of
+** store pTo (".tmp", created exclusively), fsyncs it and renames it to the name
 ** without ".tmp"; the caller fsyncs the folder. Reads the mapping or the
 ** open descriptor, never the path, so a file deleted since pSeg was opened
 ** is still copied. Asks pInt (NULL: none) before each megabyte. Returns
 ** COLVEC_OK, or an error with pErr set and no file left behind.
 */
-int colvecSegCopyTo(ColvecSeg *pSeg, const char *zTmpPath,
-                    const ColvecInterrupt *pInt, ColvecErr *pErr);
+int colvecSegCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
+                    const char *zTmpPath, const ColvecInterrupt *pInt,
+                    ColvecErr *pErr);
 
 #endif /* COLVEC_SEGFILE_H */

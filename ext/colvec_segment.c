@@ -57,6 +57,11 @@ static int segNoFile(sqlite3 *db, const char *zDb) {
          pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb") == 0;
 }
 
+/* The store of schema zDb's segments; see colvecInt.h. */
+const ColvecStore *colvecSegDbStore(sqlite3 *db, const char *zDb) {
+  return segNoFile(db, zDb) ? &colvecStoreMem : &colvecStoreFile;
+}
+
 /* The name segment folders hang off; see colvecInt.h. */
 char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
   char *zOut, *z;
@@ -64,12 +69,12 @@ char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
   if (!segNoFile(db, zDb)) {
     return sqlite3_mprintf("%s", sqlite3_db_filename(db, zDb));
   }
-  /* COLVEC_OS_MEMROOT/<connection>/<schema, bytes other than [A-Za-z0-9_]
+  /* COLVEC_STORE_MEM_ROOT/<connection>/<schema, bytes other than [A-Za-z0-9_]
   ** as %XX>: one name per connection and schema, no separator inside */
   zOut = sqlite3_malloc64(strlen(zDb) * 3 + 64);
   if (zOut == NULL) return NULL;
   sqlite3_snprintf(48, zOut, "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP,
-                   COLVEC_OS_MEMROOT, (void *)db);
+                   COLVEC_STORE_MEM_ROOT, (void *)db);
   z = zOut + strlen(zOut);
   for (i = 0; zDb[i]; i++) {
     unsigned char c = (unsigned char)zDb[i];
@@ -90,8 +95,8 @@ char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
 void colvecSegMemRelease(sqlite3 *db) {
   char zDir[64];
   sqlite3_snprintf(sizeof(zDir), zDir, "%s" COLVEC_OS_SEP "%p",
-                   COLVEC_OS_MEMROOT, (void *)db);
-  colvecOsRemoveTree(zDir, NULL);
+                   COLVEC_STORE_MEM_ROOT, (void *)db);
+  colvecStoreMem.xRemoveTree(zDir, NULL);
 }
 
 /* Path of a table's segment folder; see colvecInt.h. */
@@ -129,25 +134,26 @@ static int segIsSegmentName(const char *z) {
 }
 
 /* Removes a table folder's segment files, then the folder if empty. */
-void colvecSegFolderRemove(const char *zDir) {
+void colvecSegFolderRemove(const ColvecStore *pStore, const char *zDir) {
   char **azName = NULL;
   int nName = 0, i;
-  if (colvecOsKind(zDir) != COLVEC_OS_DIR) return; /* never through a link */
-  if (colvecOsListDir(zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) return;
+  if (pStore->xKind(zDir) != COLVEC_OS_DIR) return; /* never through a link */
+  if (pStore->xListDir(zDir, NULL, &azName, &nName, NULL) != COLVEC_OK) return;
   for (i = 0; i < nName; i++) {
     char *zPath;
     if (!segIsSegmentName(azName[i])) continue;
     zPath = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zDir, azName[i]);
     if (zPath == NULL) break;
-    if (colvecOsKind(zPath) != COLVEC_OS_DIR) colvecOsUnlink(zPath, NULL);
+    if (pStore->xKind(zPath) != COLVEC_OS_DIR) pStore->xUnlink(zPath, NULL);
     sqlite3_free(zPath);
   }
   colvecOsListFree(azName, nName);
-  colvecOsRmdir(zDir, NULL); /* fails, harmlessly, when other files remain */
+  pStore->xRmdir(zDir, NULL); /* fails, harmlessly, when other files remain */
 }
 
 /* Removes orphan table folders; see colvecInt.h. */
 void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
+  const ColvecStore *pStore = colvecSegDbStore(db, zDb);
   char *zFile = colvecSegDbFile(db, zDb);
   ColvecFolderList list;
   char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
@@ -155,7 +161,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
   int nName = 0, i, j;
   sqlite3_free(zFile);
   if (zRoot == NULL) return;
-  if (colvecOsListDir(zRoot, NULL, &azName, &nName, NULL) == COLVEC_OK &&
+  if (pStore->xListDir(zRoot, NULL, &azName, &nName, NULL) == COLVEC_OK &&
       nName > 0 &&
       colvecStorageFolderList(db, zDb, zSkip, &list) == SQLITE_OK) {
     for (i = 0; i < nName; i++) {
@@ -169,7 +175,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
       }
       if (!bNamed) {
         char *zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zRoot, azName[i]);
-        if (zDir) colvecSegFolderRemove(zDir);
+        if (zDir) colvecSegFolderRemove(pStore, zDir);
         sqlite3_free(zDir);
       }
     }
@@ -182,6 +188,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
 /* Chooses and creates a new table folder; see colvecInt.h. */
 int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
                        char **pzErr) {
+  const ColvecStore *pStore = colvecSegDbStore(db, zDb);
   char *zFile = colvecSegDbFile(db, zDb);
   char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
   ColvecErr err;
@@ -190,7 +197,7 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
   err.zMsg[0] = 0;
   sqlite3_free(zFile);
   if (zRoot == NULL) return SQLITE_NOMEM;
-  rc = colvecOsMkdirP(zRoot, &err);
+  rc = pStore->xMkdirP(zRoot, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
@@ -211,12 +218,12 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
       break;
     }
     /* mkdir fails on anything already there: the name is new on disk */
-    rcDir = colvecOsMkdir(zDir, &err);
+    rcDir = pStore->xMkdir(zDir, &err);
     /* Make the new folder's entry, and the -colvec folder's, durable: the
     ** segment files synced into it later are lost with it otherwise. */
-    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zDir, &err);
-    if (rcDir == COLVEC_OK) rcDir = colvecOsSyncParent(zRoot, &err);
-    if (rcDir != COLVEC_OK && rcDir != COLVEC_ERROR) colvecOsRmdir(zDir, NULL);
+    if (rcDir == COLVEC_OK) rcDir = pStore->xSyncParent(zDir, &err);
+    if (rcDir == COLVEC_OK) rcDir = pStore->xSyncParent(zRoot, &err);
+    if (rcDir != COLVEC_OK && rcDir != COLVEC_ERROR) pStore->xRmdir(zDir, NULL);
     sqlite3_free(zDir);
     if (rcDir == COLVEC_OK) break;
     sqlite3_free(*pzFolder);
@@ -251,12 +258,13 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   p->db = db;
   p->pConfig = pConfig;
   p->pStorage = pStorage;
+  p->pStore = colvecSegDbStore(db, pConfig->zDb);
   /* zFolder was validated (colvecStorageFolder) or just made
   ** (colvecSegFolderNew); a link in its place is never followed */
   p->zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
   if (p->zDir == NULL) {
     rc = SQLITE_NOMEM;
-  } else if (colvecOsKind(p->zDir) == COLVEC_OS_OTHER) {
+  } else if (p->pStore->xKind(p->zDir) == COLVEC_OS_OTHER) {
     *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
                              "folder (symbolic links are not followed): "
                              "the table is damaged",
@@ -316,7 +324,7 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
   const ColvecConfig *pC = p->pConfig;
   const char *zFile = sqlite3_db_filename(p->db, pC->zDb);
   const char *zBase = zFile ? colvecOsBaseName(zFile) : "";
-  int bMem = colvecOsMemIs(p->zDir);
+  int bMem = !p->pStore->bDurable;
   sqlite3_int64 iNext = 0;
   char **azName = NULL;
   int nName = 0, nNewer = 0, nOlder = 0, i;
@@ -324,7 +332,8 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
       SQLITE_NOMEM) {
     return SQLITE_NOMEM;
   }
-  if (colvecOsListDir(p->zDir, ".seg", &azName, &nName, NULL) == COLVEC_OK) {
+  if (p->pStore->xListDir(p->zDir, ".seg", &azName, &nName, NULL) ==
+      COLVEC_OK) {
     for (i = 0; i < nName; i++) {
       const char *z = azName[i];
       int64_t iId = 0;
@@ -394,7 +403,8 @@ int colvecSegReadRc(int rc, int iErrno) {
 /* Where the chunks of a segment being restored go (segRestoreSize etc.). */
 typedef struct SegRestore SegRestore;
 struct SegRestore {
-  ColvecFile *pFile; /* the file being written */
+  const ColvecStore *pStore; /* where the file is written */
+  ColvecFile *pFile;         /* the file being written */
   uint8_t *aMem;     /* its bytes, filled in place (memory file), or NULL */
   uint8_t *aBuf;     /* one chunk on its way to a file on disk */
   int64_t nByte;     /* bytes the database holds for the segment */
@@ -414,7 +424,7 @@ static int segRestoreSize(void *pCtx, sqlite3_int64 nByte, int nMaxChunk) {
   void *aMem = NULL;
   int rc;
   pR->nByte = nByte;
-  rc = colvecOsWriteInPlace(pR->pFile, nByte, &aMem, &pR->err);
+  rc = pR->pStore->xWriteInPlace(pR->pFile, nByte, &aMem, &pR->err);
   if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
   if (rc != COLVEC_OK) {
     pR->bWriteErr = 1;
@@ -448,7 +458,7 @@ static int segRestoreChunk(void *pCtx, sqlite3_int64 iOff, int n) {
     memcpy(pR->aHead + iOff, a, (size_t)(n < nHead ? n : nHead));
   }
   if (pR->aMem == NULL && n > 0 &&
-      colvecOsWrite(pR->pFile, a, n, iOff, &pR->err) != COLVEC_OK) {
+      pR->pStore->xWrite(pR->pFile, a, n, iOff, &pR->err) != COLVEC_OK) {
     pR->bWriteErr = 1;
     return SQLITE_IOERR;
   }
@@ -464,8 +474,9 @@ static int segRestoreChunk(void *pCtx, sqlite3_int64 iOff, int n) {
 ** their total is not the size the segment's header gives.
 ** zTmp is removed on failure.
 */
-static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
-                           int bExcl, int *pbOs, char **pzErr) {
+static int segRestoreWrite(ColvecSegTable *p, const ColvecStore *pStore,
+                           int64_t iSegid, const char *zTmp, int bExcl,
+                           int *pbOs, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   ColvecSegDataSink sink;
   SegRestore r;
@@ -476,10 +487,11 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
   sink.xDest = segRestoreDest;
   sink.xChunk = segRestoreChunk;
   *pbOs = 0;
-  rc = colvecOsOpen(zTmp,
-                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                        (bExcl ? COLVEC_OPEN_EXCLUSIVE : 0),
-                    &r.pFile, &r.err);
+  r.pStore = pStore;
+  rc = pStore->xOpen(zTmp,
+                     COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                         (bExcl ? COLVEC_OPEN_EXCLUSIVE : 0),
+                     &r.pFile, &r.err);
   if (rc != COLVEC_OK) {
     *pbOs = rc != COLVEC_NOMEM;
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
@@ -507,17 +519,17 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
         "and the database does not hold its bytes: the table is damaged",
         (long long)iSegid, pC->zName);
   }
-  if (rc == SQLITE_OK && colvecOsSync(r.pFile, &r.err) != COLVEC_OK) {
+  if (rc == SQLITE_OK && pStore->xSync(r.pFile, &r.err) != COLVEC_OK) {
     r.bWriteErr = 1;
     rc = SQLITE_IOERR;
   }
-  if (colvecOsClose(r.pFile, rc == SQLITE_OK ? &r.err : NULL) != COLVEC_OK &&
+  if (pStore->xClose(r.pFile, rc == SQLITE_OK ? &r.err : NULL) != COLVEC_OK &&
       rc == SQLITE_OK) {
     r.bWriteErr = 1;
     rc = SQLITE_IOERR;
   }
   sqlite3_free(r.aBuf);
-  if (rc != SQLITE_OK) colvecOsUnlink(zTmp, NULL);
+  if (rc != SQLITE_OK) pStore->xUnlink(zTmp, NULL);
   *pbOs = r.bWriteErr;
   if (r.bWriteErr && r.err.iErrno == ENOMEM) rc = SQLITE_NOMEM;
   return rc;
@@ -529,10 +541,11 @@ static int segRestoreWrite(ColvecSegTable *p, int64_t iSegid, const char *zTmp,
 ** synced, renamed over NNNNNN.seg, folder synced; processes rebuilding at
 ** once write identical bytes), or, when the folder cannot be made or
 ** written (read-only media, permissions), into a memory file of the
-** connection (COLVEC_OS_MEMROOT/<connection>/-cache/<folder>/, no '-' in a
-** schema's memory name). Sets *pzOpen to the path to open
-** (sqlite3_malloc'd) and *pbMem when it is such a memory file, which the
-** caller unlinks once opened. Returns SQLITE_OK or an error with *pzErr.
+** connection in the memory store (COLVEC_STORE_MEM_ROOT/<connection>/-cache/
+** <folder>/, no '-' in a schema's memory name). Sets *pzOpen to the path to
+** open (sqlite3_malloc'd) and *pbMem when it is such a memory file, which
+** the caller opens in colvecStoreMem and unlinks once opened. Returns SQLITE_OK
+*or an error with *pzErr.
 */
 static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
                       int *pbMem, char **pzErr) {
@@ -547,16 +560,17 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
                          (long long)iSegid, (unsigned long long)iRand);
   if (zPath == NULL || zTmp == NULL) rc = SQLITE_NOMEM;
   if (rc == SQLITE_OK) {
-    if (colvecOsMkdirP(p->zDir, NULL) != COLVEC_OK) {
+    if (p->pStore->xMkdirP(p->zDir, NULL) != COLVEC_OK) {
       bOs = 1; /* cannot make the folder: try memory */
     } else {
-      rc = segRestoreWrite(p, iSegid, zTmp, 1, &bOs, pzErr);
+      rc = segRestoreWrite(p, p->pStore, iSegid, zTmp, 1, &bOs, pzErr);
       if (rc == SQLITE_OK) {
-        if (colvecOsRename(zTmp, zPath, NULL) != COLVEC_OK) {
-          colvecOsUnlink(zTmp, NULL);
+        if (p->pStore->xRename(zTmp, zPath, NULL) != COLVEC_OK) {
+          p->pStore->xUnlink(zTmp, NULL);
           bOs = 1;
         } else {
-          colvecOsSyncDir(p->zDir, NULL); /* a cache: a failure is harmless */
+          p->pStore->xSyncDir(p->zDir,
+                              NULL); /* a cache: a failure is harmless */
         }
       }
     }
@@ -568,15 +582,15 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
     /* the folder cannot be written: keep the bytes in memory */
     char *zDir = sqlite3_mprintf(
         "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-cache" COLVEC_OS_SEP "%s",
-        COLVEC_OS_MEMROOT, (void *)p->db, colvecOsBaseName(p->zDir));
+        COLVEC_STORE_MEM_ROOT, (void *)p->db, colvecOsBaseName(p->zDir));
     char *zMem = zDir ? colvecSegPath(zDir, iSegid, "") : NULL;
     rc = SQLITE_OK;
     if (zMem == NULL) {
       rc = SQLITE_NOMEM;
-    } else if (colvecOsMkdirP(zDir, NULL) != COLVEC_OK) {
+    } else if (colvecStoreMem.xMkdirP(zDir, NULL) != COLVEC_OK) {
       rc = SQLITE_NOMEM; /* a memory folder fails only for want of memory */
     } else {
-      rc = segRestoreWrite(p, iSegid, zMem, 0, &bOs, pzErr);
+      rc = segRestoreWrite(p, &colvecStoreMem, iSegid, zMem, 0, &bOs, pzErr);
     }
     if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) {
@@ -607,13 +621,14 @@ static void segHandleCloseFile(const ColvecConfig *pC, ColvecSegHandle *h) {
 ** or an error with *pzErr set and h->pSeg closed; a file that does not
 ** exist is explained by segMissing.
 */
-static int segHandleOpenFile(ColvecSegTable *p, ColvecSegHandle *h,
-                             const char *zPath, int64_t nRow, char **pzErr) {
+static int segHandleOpenFile(ColvecSegTable *p, const ColvecStore *pStore,
+                             ColvecSegHandle *h, const char *zPath,
+                             int64_t nRow, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   ColvecErr err;
   int rc;
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
+  rc = colvecSegOpen(pStore, zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
   if (rc == COLVEC_IOERR && err.iErrno == ENOENT) {
     rc = segMissing(p, h->iSegid, zPath, pzErr);
   } else if (rc != COLVEC_OK) {
@@ -768,8 +783,8 @@ static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
   if (strncmp(zWhy, "colvec: ", 8) == 0) zWhy += 8;
   /* "segment "<memory>/..." is corrupt: why": the copy in memory is no
   ** file of the user's, only the why is news */
-  if (strncmp(zWhy, "segment \"" COLVEC_OS_MEMROOT,
-              9 + strlen(COLVEC_OS_MEMROOT)) == 0 &&
+  if (strncmp(zWhy, "segment \"" COLVEC_STORE_MEM_ROOT,
+              9 + strlen(COLVEC_STORE_MEM_ROOT)) == 0 &&
       (zCorrupt = strstr(zWhy, "\" is corrupt: ")) != NULL) {
     zWhy = zCorrupt + 14;
   }
@@ -786,7 +801,7 @@ static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
 
 /* Rewrites memory paths in a message; see colvecInt.h. */
 char *colvecSegUserMessage(const char *zMsg) {
-  static const char zRoot[] = "\"" COLVEC_OS_MEMROOT;
+  static const char zRoot[] = "\"" COLVEC_STORE_MEM_ROOT;
   sqlite3_str *pStr = sqlite3_str_new(NULL);
   const char *z = zMsg, *zAt;
   while ((zAt = strstr(z, zRoot)) != NULL) {
@@ -849,8 +864,8 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   h->nRef = 1;
   h->iSegid = iSegid;
   h->cksum = cksum;
-  rc = segHandleOpenFile(p, h, zPath, nRow, pzErr);
-  if (rc == SQLITE_OK && !colvecOsMemIs(zPath)) {
+  rc = segHandleOpenFile(p, p->pStore, h, zPath, nRow, pzErr);
+  if (rc == SQLITE_OK && p->pStore->bDurable) {
     int bEmbed = segEmbedded(p, pbEmbed);
     if (bEmbed < 0) {
       rc = -bEmbed;
@@ -872,7 +887,10 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
       sqlite3_free(*pzErr);
       *pzErr = NULL;
       rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
-      if (rc == SQLITE_OK) rc = segHandleOpenFile(p, h, zOpen, nRow, pzErr);
+      if (rc == SQLITE_OK) {
+        rc = segHandleOpenFile(p, bMem ? &colvecStoreMem : p->pStore, h, zOpen,
+                               nRow, pzErr);
+      }
       if (rc == SQLITE_OK) {
         rc = segVerify(p, h, !bMem, pzErr);
         if (rc == COLVEC_CORRUPT_VTAB) {
@@ -881,11 +899,11 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
             /* closed first (Windows cannot delete an open file): no file
             ** of bad bytes is left for the next open to take */
             segHandleCloseFile(pC, h);
-            colvecOsUnlink(zOpen, NULL);
+            p->pStore->xUnlink(zOpen, NULL);
           }
         }
       }
-      if (bMem) colvecOsUnlink(zOpen, NULL); /* the bytes live while open */
+      if (bMem) colvecStoreMem.xUnlink(zOpen, NULL); /* live while open */
       sqlite3_free(zOpen);
     }
   }
@@ -904,24 +922,25 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
   const ColvecConfig *pC = p->pConfig;
   char *zDir = sqlite3_mprintf(
       "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-check" COLVEC_OS_SEP "%s",
-      COLVEC_OS_MEMROOT, (void *)p->db, colvecOsBaseName(p->zDir));
+      COLVEC_STORE_MEM_ROOT, (void *)p->db, colvecOsBaseName(p->zDir));
   char *zMem = zDir ? colvecSegPath(zDir, h->iSegid, "") : NULL;
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   int rc = SQLITE_OK, bOs = 0;
   err.zMsg[0] = 0;
-  if (zMem == NULL || colvecOsMkdirP(zDir, NULL) != COLVEC_OK) {
+  if (zMem == NULL || colvecStoreMem.xMkdirP(zDir, NULL) != COLVEC_OK) {
     rc = SQLITE_NOMEM;
   }
-  if (rc == SQLITE_OK) rc = segRestoreWrite(p, h->iSegid, zMem, 0, &bOs, pzErr);
+  if (rc == SQLITE_OK)
+    rc = segRestoreWrite(p, &colvecStoreMem, h->iSegid, zMem, 0, &bOs, pzErr);
   if (rc == SQLITE_IOERR) rc = SQLITE_NOMEM; /* memory files fail so only */
   if (rc == COLVEC_CORRUPT_VTAB && *pzErr) {
     /* chunks missing or of the wrong total */
     rc = segDamaged(pC, h->iSegid, 1, pzErr);
   }
   if (rc == SQLITE_OK) {
-    rc =
-        colvecSegOpen(zMem, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE, &pSeg, &err);
+    rc = colvecSegOpen(&colvecStoreMem, zMem, COLVEC_SEG_FILE,
+                       COLVEC_PREFAULT_NONE, &pSeg, &err);
     if (rc == COLVEC_OK &&
         (colvecSegHeaderChecksum(pSeg) != h->cksum ||
          (int64_t)colvecSegRowCount(pSeg) != h->nRow ||
@@ -941,7 +960,7 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
     }
     colvecSegClose(pSeg);
   }
-  if (zMem) colvecOsUnlink(zMem, NULL);
+  if (zMem) colvecStoreMem.xUnlink(zMem, NULL);
   sqlite3_free(zMem);
   sqlite3_free(zDir);
   return rc;
@@ -953,7 +972,7 @@ int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr) {
   int bMem = 0, rc;
   colvecSegTableRelease(p); /* every handle, so that nothing maps it */
   rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
-  if (bMem) colvecOsUnlink(zOpen, NULL);
+  if (bMem) colvecStoreMem.xUnlink(zOpen, NULL);
   sqlite3_free(zOpen);
   return rc;
 }
@@ -1131,7 +1150,8 @@ int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
     char *zTmp = colvecSegPath(zDestDir, h->iSegid, ".tmp");
     if (zTmp == NULL) return SQLITE_NOMEM;
     colvecSegHandleRef(h);
-    rc = colvecSegCopyTo(h->pSeg, zTmp, pTick ? &pTick->hook : NULL, &err);
+    rc = colvecSegCopyTo(h->pSeg, &colvecStoreFile, zTmp,
+                         pTick ? &pTick->hook : NULL, &err);
     colvecSegHandleUnref(p->pConfig, h);
     sqlite3_free(zTmp);
     if (rc == COLVEC_INTERRUPT) {
@@ -1142,7 +1162,8 @@ int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
       (*pnFile)++;
     }
   }
-  if (rc == SQLITE_OK && colvecOsSyncDir(zDestDir, &err) != COLVEC_OK) {
+  if (rc == SQLITE_OK &&
+      colvecStoreFile.xSyncDir(zDestDir, &err) != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     rc = SQLITE_IOERR_FSYNC;
   }

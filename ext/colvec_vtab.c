@@ -120,7 +120,7 @@ static void vtabDropFiles(ColvecVtab *pTab) {
     for (i = 0; i < list.n; i++) {
       bShared |= strcmp(list.azFolder[i], zFolder) == 0;
     }
-    if (!bShared) colvecSegFolderRemove(pTab->pSegs->zDir);
+    if (!bShared) colvecSegFolderRemove(pTab->pSegs->pStore, pTab->pSegs->zDir);
     colvecStorageFolderListFree(&list);
   }
   colvecSegSweepOrphans(pTab->db, pC->zDb, pC->zName);
@@ -210,7 +210,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     /* the folder this failed CREATE made is still empty */
     char *zFile = colvecSegDbFile(db, pTab->pConfig->zDb);
     char *zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
-    if (zDir) colvecOsRmdir(zDir, NULL);
+    if (zDir) colvecSegDbStore(db, pTab->pConfig->zDb)->xRmdir(zDir, NULL);
     sqlite3_free(zDir);
     sqlite3_free(zFile);
   }

@@ -332,14 +332,15 @@ static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (zPath == NULL) return SQLITE_NOMEM;
   memset(&id, 0, sizeof(id));
   err.zMsg[0] = 0;
-  if (colvecOsOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err) != COLVEC_OK) {
+  if (pSegs->pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err) !=
+      COLVEC_OK) {
     *pzErr = sqlite3_mprintf(
         "colvec: integrity-check: table %s: segment %lld cannot be opened "
         "from the disk (%s): this connection reads the copy it opened "
         "before, new connections fail",
         zName, (long long)h->iSegid, err.zMsg);
     rc = COLVEC_CORRUPT_VTAB;
-  } else if (colvecOsFileStat(pFile, &nByte, &id, &err) != COLVEC_OK) {
+  } else if (pSegs->pStore->xFileStat(pFile, &nByte, &id, &err) != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s", zName,
                              err.zMsg);
     rc = COLVEC_CORRUPT_VTAB;
@@ -351,7 +352,7 @@ static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
         zName, zPath);
     rc = COLVEC_CORRUPT_VTAB;
   }
-  if (pFile) colvecOsClose(pFile, NULL);
+  if (pFile) pSegs->pStore->xClose(pFile, NULL);
   sqlite3_free(zPath);
   return rc;
 }

@@ -4,7 +4,8 @@
 ** enforce them:
 **   - rows per segment file: colvecSegWriterFinish() writes a segment of
 **     2^59 - 1 rows (INT64_MAX / 16, so that every 64-bit offset within it
-**     fits) and colvecSegOpen() reads that row count back; one more is
+**     fits) and colvecSegOpen(&colvecStoreFile, ) reads that row count back;
+*one more is
 **     refused with COLVEC_RANGE and leaves no file;
 **   - HNSW build parameters: m 2..128, ef_construction 1..4096, threads
 **     1..64 build a graph at both ends; one past either end is COLVEC_RANGE;
@@ -48,13 +49,14 @@ START_TEST(test_seg_rows_at_limit) {
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   memset(&err, 0, sizeof(err));
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("max.seg.tmp"), 7, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("max.seg.tmp"), 7, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, T_SEG_MAX_ROWS, &err), COLVEC_OK);
   ck_assert(tExists("max.seg"));
-  ck_assert_int_eq(
-      colvecSegOpen(tPath("max.seg"), COLVEC_SEG_FILE, 0, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("max.seg"),
+                                 COLVEC_SEG_FILE, 0, &pSeg, &err),
+                   COLVEC_OK);
   ck_assert_uint_eq(colvecSegRowCount(pSeg), T_SEG_MAX_ROWS);
   colvecSegClose(pSeg);
   colvecOsUnlink(tPath("max.seg"), NULL);
@@ -66,8 +68,9 @@ START_TEST(test_seg_rows_past_limit) {
   ColvecSegWriter *w = NULL;
   ColvecErr err;
   memset(&err, 0, sizeof(err));
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("big.seg.tmp"), 7, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("big.seg.tmp"), 7, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, T_SEG_MAX_ROWS + 1, &err),
                    COLVEC_RANGE);
   ck_assert_msg(strstr(err.zMsg, "row count 576460752303423488 too large"),

@@ -1,11 +1,11 @@
 /*
 ** check_memdb.c — databases without a file keep colvec's segments in
-** memory (colvec_os_mem.c), and touch no file.
+** memory (the memory store, colvec_store_mem.c), and touch no file.
 **
 ** The module is linked statically (with test/faultlib.c for its
 ** registration and its counting os-layer hook, colvecOsSetHook), so every
 ** file-system call of colvec is seen. Tests:
-**   - memfs: the memory folders through the ordinary os-layer calls:
+**   - memfs: the memory store's methods (colvec_store.h):
 **     create, write (with a gap), read, size, rename over a file, unlink
 **     while open and mapped (the bytes stay readable), listing (sorted,
 **     by suffix), mkdir -p, rmdir of a folder that is not empty, remove
@@ -45,14 +45,15 @@ static long memCalls(void) {
 static int memCount(const char *zDir) {
   char **az = NULL;
   int n = 0;
-  if (colvecOsListDir(zDir, NULL, &az, &n, NULL) != COLVEC_OK) return -1;
+  if (colvecStoreMem.xListDir(zDir, NULL, &az, &n, NULL) != COLVEC_OK)
+    return -1;
   colvecOsListFree(az, n);
   return n;
 }
 
-/* The memory folders, through the calls of colvec_os.h. */
+/* The memory folders, through the methods of colvecStoreMem. */
 START_TEST(test_memfs) {
-  const char *zDir = COLVEC_OS_MEMROOT "/check/a/b";
+  const char *zDir = COLVEC_STORE_MEM_ROOT "/check/a/b";
   ColvecFile *pF = NULL, *pR = NULL;
   ColvecMap *pMap = NULL;
   ColvecErr err;
@@ -62,88 +63,99 @@ START_TEST(test_memfs) {
   uint8_t aBuf[16];
   faultLibInit();
   faultInjectStart(0, -1, 0, 0, -1);
-  ck_assert(colvecOsMemIs(zDir));
-  ck_assert(!colvecOsMemIs("/tmp/<memory>/x"));
-  ck_assert(!colvecOsMemIs("<memory>x"));
-  ck_assert_int_eq(colvecOsKind(COLVEC_OS_MEMROOT), COLVEC_OS_DIR);
+  /* the os layer (the file store) knows nothing of the memory tree */
+  ck_assert_int_eq(colvecStoreFile.xKind(COLVEC_STORE_MEM_ROOT "/check"),
+                   COLVEC_OS_NONE);
+  ck_assert_int_eq(colvecStoreMem.xKind(COLVEC_STORE_MEM_ROOT), COLVEC_OS_DIR);
   /* a file needs its folder */
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/f",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF,
-                                &err),
+  ck_assert_int_eq(colvecStoreMem.xOpen(
+                       COLVEC_STORE_MEM_ROOT "/check/a/b/f",
+                       COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF, &err),
                    COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
-  ck_assert_int_eq(colvecOsMkdirP(zDir, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsMkdirP(zDir, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsMkdir(zDir, &err), COLVEC_ERROR);
-  ck_assert_int_eq(colvecOsKind(zDir), COLVEC_OS_DIR);
+  ck_assert_int_eq(colvecStoreMem.xMkdirP(zDir, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xMkdirP(zDir, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xMkdir(zDir, &err), COLVEC_ERROR);
+  ck_assert_int_eq(colvecStoreMem.xKind(zDir), COLVEC_OS_DIR);
   /* write with a gap, read back, size */
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg.tmp",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                                    COLVEC_OPEN_EXCLUSIVE,
-                                &pF, &err),
-                   COLVEC_OK);
-  ck_assert_int_eq(colvecOsWrite(pF, "abcd", 4, 8, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsWrite(pF, "xy", 2, 0, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsSync(pF, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsFileSize(pF, &nByte, &err), COLVEC_OK);
+  ck_assert_int_eq(
+      colvecStoreMem.xOpen(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg.tmp",
+                           COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                               COLVEC_OPEN_EXCLUSIVE,
+                           &pF, &err),
+      COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xWrite(pF, "abcd", 4, 8, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xWrite(pF, "xy", 2, 0, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xSync(pF, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xFileStat(pF, &nByte, NULL, &err), COLVEC_OK);
   ck_assert_int_eq(nByte, 12);
-  ck_assert_int_eq(colvecOsRead(pF, aBuf, 12, 0, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xRead(pF, aBuf, 12, 0, &err), COLVEC_OK);
   ck_assert(memcmp(aBuf, "xy\0\0\0\0\0\0abcd", 12) == 0);
-  ck_assert_int_eq(colvecOsRead(pF, aBuf, 2, 11, &err), COLVEC_IOERR);
-  ck_assert_int_eq(colvecOsClose(pF, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xRead(pF, aBuf, 2, 11, &err), COLVEC_IOERR);
+  ck_assert_int_eq(colvecStoreMem.xClose(pF, &err), COLVEC_OK);
   /* exclusive create of an existing file */
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg.tmp",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
-                                    COLVEC_OPEN_EXCLUSIVE,
-                                &pF, &err),
-                   COLVEC_IOERR);
+  ck_assert_int_eq(
+      colvecStoreMem.xOpen(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg.tmp",
+                           COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
+                               COLVEC_OPEN_EXCLUSIVE,
+                           &pF, &err),
+      COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, EEXIST);
   /* rename over an existing file; its old bytes go */
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF,
-                                &err),
+  ck_assert_int_eq(colvecStoreMem.xOpen(
+                       COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg",
+                       COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecOsClose(pF, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsRename(COLVEC_OS_MEMROOT "/check/a/b/1.seg.tmp",
-                                  COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xClose(pF, &err), COLVEC_OK);
   ck_assert_int_eq(
-      colvecOsSyncParent(COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
+      colvecStoreMem.xRename(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg.tmp",
+                             COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg", &err),
       COLVEC_OK);
-  ck_assert_int_eq(colvecOsSyncDir(zDir, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsListDir(zDir, NULL, &az, &n, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xSyncParent(
+                       COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg", &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xSyncDir(zDir, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xListDir(zDir, NULL, &az, &n, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(n, 1);
   ck_assert_str_eq(az[0], "1.seg");
   colvecOsListFree(az, n);
   /* a mapping is the bytes; unlink keeps them while open and mapped */
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                COLVEC_OPEN_READONLY, &pR, &err),
+  ck_assert_int_eq(colvecStoreMem.xOpen(COLVEC_STORE_MEM_ROOT
+                                        "/check/a/b/1.seg",
+                                        COLVEC_OPEN_READONLY, &pR, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecOsWrite(pR, "z", 1, 0, &err), COLVEC_IOERR);
+  ck_assert_int_eq(colvecStoreMem.xWrite(pR, "z", 1, 0, &err), COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, EBADF);
   ck_assert_int_eq(
-      colvecOsMapOpen(pR, 12, COLVEC_PREFAULT_POPULATE, &pMap, &err),
+      colvecStoreMem.xMapOpen(pR, 12, COLVEC_PREFAULT_POPULATE, &pMap, &err),
       COLVEC_OK);
   ck_assert(((uintptr_t)pMap->a) % 64 == 0);
-  ck_assert_int_eq(colvecOsMapAdvise(pMap, 0, 12, COLVEC_ADVICE_RANDOM, &err),
+  ck_assert_int_eq(
+      colvecStoreMem.xMapAdvise(pMap, 0, 12, COLVEC_ADVICE_RANDOM, &err),
+      COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xClose(pR, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xOpen(COLVEC_STORE_MEM_ROOT
+                                        "/check/a/b/1.seg",
+                                        COLVEC_OPEN_READWRITE, &pF, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecOsClose(pR, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                COLVEC_OPEN_READWRITE, &pF, &err),
-                   COLVEC_OK);
-  ck_assert_int_eq(colvecOsWrite(pF, "z", 1, 0, &err), COLVEC_IOERR);
+  ck_assert_int_eq(colvecStoreMem.xWrite(pF, "z", 1, 0, &err), COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, EBUSY); /* mapped: not written */
-  ck_assert_int_eq(colvecOsClose(pF, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsUnlink(COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
-                   COLVEC_OK);
-  ck_assert_int_eq(colvecOsUnlink(COLVEC_OS_MEMROOT "/check/a/b/1.seg", &err),
-                   COLVEC_OK); /* gone already: fine */
-  ck_assert_int_eq(colvecOsKind(COLVEC_OS_MEMROOT "/check/a/b/1.seg"),
-                   COLVEC_OS_NONE);
+  ck_assert_int_eq(colvecStoreMem.xClose(pF, &err), COLVEC_OK);
+  ck_assert_int_eq(
+      colvecStoreMem.xUnlink(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg", &err),
+      COLVEC_OK);
+  ck_assert_int_eq(
+      colvecStoreMem.xUnlink(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg", &err),
+      COLVEC_OK); /* gone already: fine */
+  ck_assert_int_eq(
+      colvecStoreMem.xKind(COLVEC_STORE_MEM_ROOT "/check/a/b/1.seg"),
+      COLVEC_OS_NONE);
   ck_assert(memcmp(pMap->a + 8, "abcd", 4) == 0);
-  colvecOsMapClose(pMap);
-  ck_assert_int_eq(colvecOsOpen(COLVEC_OS_MEMROOT "/check/a/b/1.seg",
-                                COLVEC_OPEN_READONLY, &pR, &err),
+  colvecStoreMem.xMapClose(pMap);
+  ck_assert_int_eq(colvecStoreMem.xOpen(COLVEC_STORE_MEM_ROOT
+                                        "/check/a/b/1.seg",
+                                        COLVEC_OPEN_READONLY, &pR, &err),
                    COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
   /* listing by suffix, sorted; rmdir refuses a folder that is not empty */
@@ -153,32 +165,34 @@ START_TEST(test_memfs) {
     for (i = 0; i < 4; i++) {
       char zPath[128];
       snprintf(zPath, sizeof(zPath), "%s\\%s", zDir, azName[i]);
-      ck_assert_int_eq(colvecOsOpen(zPath,
-                                    COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE,
-                                    &pF, &err),
-                       COLVEC_OK);
-      ck_assert_int_eq(colvecOsClose(pF, &err), COLVEC_OK);
+      ck_assert_int_eq(
+          colvecStoreMem.xOpen(
+              zPath, COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF, &err),
+          COLVEC_OK);
+      ck_assert_int_eq(colvecStoreMem.xClose(pF, &err), COLVEC_OK);
     }
   }
-  ck_assert_int_eq(colvecOsListDir(zDir, ".seg", &az, &n, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xListDir(zDir, ".seg", &az, &n, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(n, 2);
   ck_assert_str_eq(az[0], "2.seg");
   ck_assert_str_eq(az[1], "3.seg");
   colvecOsListFree(az, n);
-  ck_assert_int_eq(memCount(COLVEC_OS_MEMROOT "/check/a"), 1);
-  ck_assert_int_eq(colvecOsRmdir(zDir, &err), COLVEC_IOERR);
+  ck_assert_int_eq(memCount(COLVEC_STORE_MEM_ROOT "/check/a"), 1);
+  ck_assert_int_eq(colvecStoreMem.xRmdir(zDir, &err), COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOTEMPTY);
-  ck_assert_int_eq(
-      colvecOsListDir(COLVEC_OS_MEMROOT "/check/none", NULL, &az, &n, &err),
-      COLVEC_IOERR);
+  ck_assert_int_eq(colvecStoreMem.xListDir(COLVEC_STORE_MEM_ROOT "/check/none",
+                                           NULL, &az, &n, &err),
+                   COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
-  ck_assert_int_eq(colvecOsRemoveTree(COLVEC_OS_MEMROOT "/check", &err),
-                   COLVEC_OK);
-  ck_assert_int_eq(colvecOsKind(zDir), COLVEC_OS_NONE);
-  ck_assert_int_eq(memCount(COLVEC_OS_MEMROOT), 0);
+  ck_assert_int_eq(
+      colvecStoreMem.xRemoveTree(COLVEC_STORE_MEM_ROOT "/check", &err),
+      COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xKind(zDir), COLVEC_OS_NONE);
+  ck_assert_int_eq(memCount(COLVEC_STORE_MEM_ROOT), 0);
   ck_assert_int_eq(memCalls(), 0);
   /* the hook does count a call that goes to the file system */
-  colvecOsUnlink("/nonexistent-colvec-check/x", NULL);
+  colvecStoreFile.xUnlink("/nonexistent-colvec-check/x", NULL);
   faultInjectStop();
   ck_assert_int_eq(memCalls(), 1);
 }
@@ -253,10 +267,12 @@ static void memCheck(MemDb *p) {
            (const char *)sqlite3_column_text(pStmt, 0));
   sqlite3_finalize(pStmt);
   zFile = colvecSegDbFile(p->db, "main");
-  ck_assert(zFile != NULL && colvecOsMemIs(zFile));
+  ck_assert(zFile != NULL);
+  ck_assert(colvecSegDbStore(p->db, "main") == &colvecStoreMem);
   zDir = colvecSegFolderPath(zFile, zFolder);
   ck_assert(zDir != NULL);
-  ck_assert_int_eq(colvecOsListDir(zDir, NULL, &az, &n, NULL), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xListDir(zDir, NULL, &az, &n, NULL),
+                   COLVEC_OK);
   for (i = 0; i < n; i++) {
     char zSql[200];
     ck_assert_msg(strstr(az[i], ".tmp") == NULL, "step %d: %s left", p->iStep,
@@ -419,7 +435,7 @@ static void memWorkload(int eAccess) {
   faultInjectStop();
   ck_assert_msg(memCalls() == 0, "%ld os-layer calls reached the file system",
                 memCalls());
-  ck_assert_int_eq(memCount(COLVEC_OS_MEMROOT), 0);
+  ck_assert_int_eq(memCount(COLVEC_STORE_MEM_ROOT), 0);
   ck_assert_msg(sqlite3_memory_used() == nMem0, "%lld bytes not freed",
                 (long long)(sqlite3_memory_used() - nMem0));
 }

@@ -128,7 +128,8 @@ static int tWrite(const char *zPath, const TData *d, int iChunk) {
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
   /* the writer never replaces a file: the tests rewrite on purpose */
   colvecOsUnlink(zPath, NULL);
-  rc = colvecSegWriterOpen(zTmp, 0x1234567890ABCDEFULL, &w, &err);
+  rc = colvecSegWriterOpen(&colvecStoreFile, zTmp, 0x1234567890ABCDEFULL, &w,
+                           &err);
   if (rc != COLVEC_OK) return rc;
   rc = tSection(w, COLVEC_SEG_ROWIDS, 0, 8, 0, d->aRowid, sizeof(d->aRowid),
                 iChunk);
@@ -249,7 +250,8 @@ static void tReseal(uint8_t *a, long n) {
 /* Opens zPath in mode eAccess and returns the rc (closing on success). */
 static int tOpenRc(const char *zPath, int eAccess, ColvecErr *pErr) {
   ColvecSeg *pSeg = NULL;
-  int rc = colvecSegOpen(zPath, eAccess, COLVEC_PREFAULT_NONE, &pSeg, pErr);
+  int rc = colvecSegOpen(&colvecStoreFile, zPath, eAccess, COLVEC_PREFAULT_NONE,
+                         &pSeg, pErr);
   if (rc == COLVEC_OK) {
     ck_assert_ptr_nonnull(pSeg);
     colvecSegClose(pSeg);
@@ -391,13 +393,15 @@ START_TEST(test_roundtrip) {
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   for (eAccess = 0; eAccess < 2; eAccess++) {
     for (ePre = 0; ePre < 3; ePre++) {
-      ck_assert_int_eq(colvecSegOpen(zPath, eAccess, ePre, &pSeg, &err),
-                       COLVEC_OK);
+      ck_assert_int_eq(
+          colvecSegOpen(&colvecStoreFile, zPath, eAccess, ePre, &pSeg, &err),
+          COLVEC_OK);
       tCheckContents(pSeg, &d, eAccess);
       colvecSegClose(pSeg);
     }
   }
-  ck_assert_int_eq(colvecSegOpen(zPath, 7, 0, &pSeg, &err), COLVEC_RANGE);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, 7, 0, &pSeg, &err),
+                   COLVEC_RANGE);
 }
 END_TEST
 
@@ -466,8 +470,9 @@ START_TEST(test_header_flips) {
   const char *zPath = tPath("f.seg");
   tFill(&d, 4);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(colvecSegOpen(zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
+      COLVEC_OK);
   iTable = (long)colvecSegTableOffset(pSeg);
   colvecSegClose(pSeg);
   a = tSlurp(zPath, &n);
@@ -499,8 +504,9 @@ START_TEST(test_body_flips) {
   const char *zPath = tPath("b.seg");
   tFill(&d, 5);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(colvecSegOpen(zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
+      COLVEC_OK);
   for (i = 0; i < 9; i++)
     aSec[i] = *colvecSegSection(pSeg, i);
   colvecSegClose(pSeg);
@@ -513,8 +519,9 @@ START_TEST(test_body_flips) {
       int eAccess = k & 1;
       a[iByte] ^= m;
       tSpit(zPath, a, n);
-      ck_assert_int_eq(colvecSegOpen(zPath, eAccess, 0, &pSeg, &err),
-                       COLVEC_OK);
+      ck_assert_int_eq(
+          colvecSegOpen(&colvecStoreFile, zPath, eAccess, 0, &pSeg, &err),
+          COLVEC_OK);
       ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
       ck_assert(strstr(err.zMsg, "checksum mismatch") != NULL);
       ck_assert(strstr(err.zMsg, colvecSegKindName(aSec[i].eKind)) != NULL);
@@ -574,7 +581,7 @@ START_TEST(test_random_damage) {
     }
     nCut = (tRand(&s) % 4 == 0) ? (long)(tRand(&s) % (uint64_t)n) : n;
     tSpit(zPath, b, nCut);
-    rc = colvecSegOpen(zPath, iRound & 1, 0, &pSeg, &err);
+    rc = colvecSegOpen(&colvecStoreFile, zPath, iRound & 1, 0, &pSeg, &err);
     if (rc != COLVEC_OK) {
       ck_assert(rc == COLVEC_CORRUPT || rc == COLVEC_ERROR);
       nBad++;
@@ -613,8 +620,9 @@ START_TEST(test_tmp_rename_abort) {
   char **az;
   int n;
   tFill(&d, 9);
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("x.seg.tmp"), 1, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("x.seg.tmp"), 1, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 0, 0, 0, d.aGraph, 100, 0),
                    COLVEC_OK);
   ck_assert(colvecOsExists(tPath("x.seg.tmp")));
@@ -629,8 +637,9 @@ START_TEST(test_tmp_rename_abort) {
   colvecOsListFree(az, n);
 
   /* A path without .tmp is refused. */
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("z.seg"), 1, &w, &err),
-                   COLVEC_RANGE);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("z.seg"), 1, &w, &err),
+      COLVEC_RANGE);
   ck_assert_ptr_null(w);
 }
 END_TEST
@@ -642,8 +651,9 @@ START_TEST(test_writer_errors) {
   ColvecErr err;
   tFill(&d, 10);
   /* ROWIDS of the wrong length for nRow. */
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("e.seg.tmp"), 1, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_ROWIDS, 0, 8, 0, d.aRowid, 8 * 10, 0),
                    COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, 11, &err), COLVEC_ERROR);
@@ -651,8 +661,9 @@ START_TEST(test_writer_errors) {
   ck_assert(!colvecOsExists(tPath("e.seg.tmp")));
   ck_assert(!colvecOsExists(tPath("e.seg")));
   /* Append outside a section; the error is sticky. */
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("e.seg.tmp"), 1, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterAppend(w, "x", 1), COLVEC_ERROR);
   ck_assert(strstr(colvecSegWriterErrmsg(w), "outside") != NULL);
   ck_assert_int_eq(colvecSegWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
@@ -660,16 +671,18 @@ START_TEST(test_writer_errors) {
   ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
   ck_assert(!colvecOsExists(tPath("e.seg.tmp")));
   /* Section left open; duplicate (kind, column). */
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("e.seg.tmp"), 1, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 2, 0, 0, "ab", 2, 0),
                    COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 2, 0, 0, "cd", 2, 0),
                    COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
   ck_assert(strstr(err.zMsg, "both GRAPH column 2") != NULL);
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("e.seg.tmp"), 1, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
                    COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
@@ -687,8 +700,9 @@ START_TEST(test_verify_content) {
   tFill(&d, 11);
   d.aRowid[30] = d.aRowid[29]; /* duplicate rowid */
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(colvecSegOpen(zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
   ck_assert(strstr(err.zMsg, "out of order at element 30") != NULL);
   colvecSegClose(pSeg);
@@ -696,8 +710,9 @@ START_TEST(test_verify_content) {
   tFill(&d, 11);
   d.aOff[T_NROW] = d.nBytes + 1; /* offsets end past the bytes */
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(colvecSegOpen(zPath, COLVEC_SEG_MMAP, 0, &pSeg, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP, 0, &pSeg, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
   ck_assert(strstr(err.zMsg, "column 3 offsets") != NULL);
   colvecSegClose(pSeg);
@@ -711,15 +726,16 @@ START_TEST(test_empty_segment) {
   ColvecErr err;
   long n;
   uint8_t *a;
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("0.seg.tmp"), 5, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("0.seg.tmp"), 5, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_OK);
   a = tSlurp(tPath("0.seg"), &n);
   ck_assert_int_eq(n, COLVEC_SEG_HEADER_SIZE);
   free(a);
-  ck_assert_int_eq(
-      colvecSegOpen(tPath("0.seg"), COLVEC_SEG_MMAP, 2, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("0.seg"),
+                                 COLVEC_SEG_MMAP, 2, &pSeg, &err),
+                   COLVEC_OK);
   ck_assert_uint_eq(colvecSegRowCount(pSeg), 0);
   ck_assert_uint_eq(colvecSegFingerprint(pSeg), 5);
   ck_assert_int_eq(colvecSegSectionCount(pSeg), 0);
@@ -753,7 +769,8 @@ START_TEST(test_elemsize_bound) {
     /* the largest allowed size opens, with one row and with none */
     for (nRow = 1; nRow >= 0; nRow--) {
       colvecOsUnlink(zPath, NULL); /* the writer never replaces a file */
-      ck_assert_int_eq(colvecSegWriterOpen(zTmp, 5, &w, &err), COLVEC_OK);
+      ck_assert_int_eq(colvecSegWriterOpen(&colvecStoreFile, zTmp, 5, &w, &err),
+                       COLVEC_OK);
       ck_assert_int_eq(
           tSection(w, aKind[i], 0, nMax, 0, aRow, (int64_t)nMax * nRow, 0),
           COLVEC_OK);
@@ -797,8 +814,9 @@ START_TEST(test_large_section) {
   uint64_t s = 1;
   for (i = 0; i < nRow * nDim; i++)
     aVec[i] = (float)(tRand(&s) % 1000);
-  ck_assert_int_eq(colvecSegWriterOpen(tPath("l.seg.tmp"), 5, &w, &err),
-                   COLVEC_OK);
+  ck_assert_int_eq(
+      colvecSegWriterOpen(&colvecStoreFile, tPath("l.seg.tmp"), 5, &w, &err),
+      COLVEC_OK);
   ck_assert_int_eq(
       colvecSegWriterBegin(w, COLVEC_SEG_VECTORS, 0, (uint32_t)nDim * 4, 0),
       COLVEC_OK);
@@ -808,18 +826,18 @@ START_TEST(test_large_section) {
                    COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterEnd(w), COLVEC_OK);
   ck_assert_int_eq(colvecSegWriterFinish(w, (uint64_t)nRow, &err), COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegOpen(tPath("l.seg"), COLVEC_SEG_MMAP, 1, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("l.seg"),
+                                 COLVEC_SEG_MMAP, 1, &pSeg, &err),
+                   COLVEC_OK);
   pSec = colvecSegFind(pSeg, COLVEC_SEG_VECTORS, 0);
   ck_assert(
       memcmp(colvecSegData(pSeg, pSec), aVec, (size_t)(nRow * nDim * 4)) == 0);
   ck_assert_uint_eq(pSec->cksum, colvecSegHash(aVec, nRow * nDim * 4));
   ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
   colvecSegClose(pSeg);
-  ck_assert_int_eq(
-      colvecSegOpen(tPath("l.seg"), COLVEC_SEG_FILE, 0, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("l.seg"),
+                                 COLVEC_SEG_FILE, 0, &pSeg, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
   colvecSegClose(pSeg);
   free(aVec);
@@ -840,7 +858,8 @@ START_TEST(test_oom) {
     colvecMemFailAfter(iFail);
     rc = tWrite(tPath("oom/1.seg"), &d, 0);
     if (rc == COLVEC_OK) {
-      rc = colvecSegOpen(tPath("oom/1.seg"), iFail & 1, 0, &pSeg, &err);
+      rc = colvecSegOpen(&colvecStoreFile, tPath("oom/1.seg"), iFail & 1, 0,
+                         &pSeg, &err);
       if (rc == COLVEC_OK) rc = colvecSegVerify(pSeg, &err);
       colvecSegClose(pSeg);
       if (rc == COLVEC_OK) bDone = 1;
@@ -887,24 +906,24 @@ START_TEST(test_map_fallback) {
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   colvecOsSetHook(&hook);
   tMapErrno = ENOMEM;
-  ck_assert_int_eq(
-      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_FILE);
   ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
   tCheckContents(pSeg, &d, COLVEC_SEG_FILE);
   colvecSegClose(pSeg);
   tMapErrno = EACCES;
-  ck_assert_int_eq(
-      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
-      COLVEC_IOERR);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+                   COLVEC_IOERR);
   ck_assert_ptr_null(pSeg);
   ck_assert_int_eq(err.iErrno, EACCES);
   ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
   colvecOsSetHook(NULL);
-  ck_assert_int_eq(
-      colvecSegOpen(zPath, COLVEC_SEG_MMAP, COLVEC_PREFAULT_NONE, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_MMAP);
   tCheckContents(pSeg, &d, COLVEC_SEG_MMAP);
   colvecSegClose(pSeg);

@@ -183,7 +183,8 @@ static int inspectFile(const char *zPath, int eAccess) {
 
   colvecErrClear(&err);
   printf("%s\n", zPath);
-  rc = colvecSegOpen(zPath, eAccess, COLVEC_PREFAULT_NONE, &pSeg, &err);
+  rc = colvecSegOpen(&colvecStoreFile, zPath, eAccess, COLVEC_PREFAULT_NONE,
+                     &pSeg, &err);
   if (rc == COLVEC_OK) {
     printf("  format version %u, header %d bytes, file %lld bytes\n",
            colvecSegVersion(pSeg), COLVEC_SEG_HEADER_SIZE,

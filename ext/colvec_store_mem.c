@@ -1,11 +1,21 @@
 /*
-** colvec_os_mem.c — memory folders: files kept in memory under the path
-** COLVEC_OS_MEMROOT, for databases that have no file (":memory:", a
-** temporary database, one loaded with sqlite3_deserialize). The interface
-** and the rules are in colvec_os_mem.h; colvec_os.c hands every call on
-** such a path (or on a file opened from one) to the functions here.
+** colvec_store_mem.c — the memory store (colvec_store.h): folders and files
+** kept in memory, for databases that have no file (":memory:", a temporary
+** database, one loaded with sqlite3_deserialize). No system call.
+**
+** Paths start with COLVEC_STORE_MEM_ROOT, the root folder, which always
+** exists; '/' and '\' both separate components. The tree is process-wide
+** and guarded by one lock (calls are short: no I/O). Files are byte arrays
+** (colvecMalloc'd, the first byte 64-byte aligned) that grow as they are
+** written; folders are names. The methods behave as colvec_store.h says
+** (POSIX on a local disk), with errno values in ColvecErr as the system
+** would give them (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, EBADF,
+** EBUSY), and COLVEC_NOMEM when memory runs out. A mapping is a pointer to
+** the file's bytes (no copy): a file is not written while it is mapped
+** (the write fails with EBUSY). ColvecFile.pMem and ColvecMap.pMem hold
+** this store's handles; the os layer's members of those structs are unused.
 */
-#include "colvec_os_mem.h"
+#include "colvec_store.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -64,10 +74,10 @@ static void osMemEnter(void) {}
 static void osMemLeave(void) {}
 #endif
 
-/* Returns non-zero when zPath names the memory tree; see colvec_os.h. */
-int colvecOsMemIs(const char *zPath) {
-  size_t n = sizeof(COLVEC_OS_MEMROOT) - 1;
-  return zPath && strncmp(zPath, COLVEC_OS_MEMROOT, n) == 0 &&
+/* Returns non-zero when zPath lies in the memory tree (under its root). */
+static int storeMemIs(const char *zPath) {
+  size_t n = sizeof(COLVEC_STORE_MEM_ROOT) - 1;
+  return zPath && strncmp(zPath, COLVEC_STORE_MEM_ROOT, n) == 0 &&
          (zPath[n] == 0 || zPath[n] == '/' || zPath[n] == '\\');
 }
 
@@ -110,8 +120,8 @@ static int osMemParentOk(const char *z) {
   size_t n;
   if (zSlash == NULL) return 0; /* the root has no parent */
   n = (size_t)(zSlash - z);
-  if (n == sizeof(COLVEC_OS_MEMROOT) - 1 &&
-      memcmp(z, COLVEC_OS_MEMROOT, n) == 0) {
+  if (n == sizeof(COLVEC_STORE_MEM_ROOT) - 1 &&
+      memcmp(z, COLVEC_STORE_MEM_ROOT, n) == 0) {
     return 1;
   }
   for (p = osMemList; p; p = p->pNext) {
@@ -174,8 +184,8 @@ static int osMemErr(ColvecErr *pErr, int iErrno, const char *zOp,
 }
 
 /* Opens a memory file; see colvecOsOpen(). */
-int colvecOsMemOpen(const char *zPath, int flags, ColvecFile **ppFile,
-                    ColvecErr *pErr) {
+static int storeMemOpen(const char *zPath, int flags, ColvecFile **ppFile,
+                        ColvecErr *pErr) {
   int bWrite = (flags & COLVEC_OPEN_READWRITE) != 0;
   char *z = osMemNorm(zPath, pErr);
   ColvecFile *pFile = NULL;
@@ -239,7 +249,9 @@ fail:
 }
 
 /* Closes a memory file (never fails); see colvecOsClose(). */
-int colvecOsMemClose(ColvecFile *pFile) {
+static int storeMemClose(ColvecFile *pFile, ColvecErr *pErr) {
+  (void)pErr;
+  if (pFile == NULL) return COLVEC_OK;
   OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
   osMemEnter();
   osMemUnref(pH->pNode);
@@ -251,8 +263,8 @@ int colvecOsMemClose(ColvecFile *pFile) {
 }
 
 /* Copies bytes of a memory file out; see colvecOsRead(). */
-int colvecOsMemRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
-                    ColvecErr *pErr) {
+static int storeMemRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
+                        ColvecErr *pErr) {
   OsMemNode *p = ((OsMemHandle *)pFile->pMem)->pNode;
   int rc = COLVEC_OK;
   osMemEnter();
@@ -292,8 +304,8 @@ static int osMemGrow(OsMemNode *p, int64_t nNeed) {
 }
 
 /* Writes bytes into a memory file; see colvecOsWrite(). */
-int colvecOsMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
-                     int64_t iOff, ColvecErr *pErr) {
+static int storeMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
+                         int64_t iOff, ColvecErr *pErr) {
   OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
   OsMemNode *p = pH->pNode;
   int rc = COLVEC_OK;
@@ -319,15 +331,19 @@ int colvecOsMemWrite(ColvecFile *pFile, const void *pBuf, int64_t n,
 ** Sets the size of an empty memory file opened read/write to exactly n
 ** bytes in one allocation (contents undefined) and sets *ppData to its
 ** first byte, which the caller fills before it maps or closes the file;
-** see colvecOsWriteInPlace(). Returns COLVEC_OK, COLVEC_NOMEM, or
+** the store's xWriteInPlace. Returns COLVEC_OK, COLVEC_NOMEM, or
 ** COLVEC_IOERR (EBADF: read-only; EBUSY: mapped or not empty).
 */
-int colvecOsMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
-                       ColvecErr *pErr) {
+static int storeMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
+                           ColvecErr *pErr) {
   OsMemHandle *pH = (OsMemHandle *)pFile->pMem;
   OsMemNode *p = pH->pNode;
   int rc = COLVEC_OK;
   *ppData = NULL;
+  if (n < 0) {
+    colvecErrSet(pErr, 0, "colvec: bad write range in \"%s\"", pFile->zPath);
+    return COLVEC_RANGE;
+  }
   osMemEnter();
   if (!pH->bWrite) {
     rc = osMemErr(pErr, EBADF, "write", pFile->zPath);
@@ -344,17 +360,27 @@ int colvecOsMemSetSize(ColvecFile *pFile, int64_t n, void **ppData,
   return rc;
 }
 
-/* Stores the size of a memory file in *pnByte; see colvecOsFileSize(). */
-int colvecOsMemFileSize(ColvecFile *pFile, int64_t *pnByte) {
+/*
+** Stores the size of a memory file in *pnByte; a memory file has no
+** identity on disk (*pId, when given, is zeroed: bValid 0). See
+** colvecOsFileStat().
+*/
+static int storeMemFileStat(ColvecFile *pFile, int64_t *pnByte,
+                            ColvecFileId *pId, ColvecErr *pErr) {
+  (void)pErr;
+  if (pId) memset(pId, 0, sizeof(*pId));
   osMemEnter();
   *pnByte = ((OsMemHandle *)pFile->pMem)->pNode->n;
   osMemLeave();
   return COLVEC_OK;
 }
 
+static int storeMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr);
+
 /* Renames a memory file to a name that must not exist; see
 ** colvecOsRenameNew(). */
-int colvecOsMemRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+static int storeMemRenameNew(const char *zFrom, const char *zTo,
+                             ColvecErr *pErr) {
   char *z = osMemNorm(zTo, pErr); /* out of memory is not "it exists" */
   OsMemNode *p;
   if (z == NULL) return COLVEC_NOMEM;
@@ -363,11 +389,11 @@ int colvecOsMemRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   osMemLeave();
   colvecFree(z);
   if (p) return osMemErr(pErr, EEXIST, "rename (the new name exists)", zTo);
-  return colvecOsMemRename(zFrom, zTo, pErr);
+  return storeMemRename(zFrom, zTo, pErr);
 }
 
 /* Renames a memory file, replacing the target; see colvecOsRename(). */
-int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
+static int storeMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   char *zF = osMemNorm(zFrom, pErr);
   char *zT = zF ? osMemNorm(zTo, pErr) : NULL;
   int rc = COLVEC_OK;
@@ -381,7 +407,7 @@ int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
   pDst = osMemFind(zT);
   if (pSrc == NULL) {
     rc = osMemErr(pErr, ENOENT, "rename", zFrom);
-  } else if (!colvecOsMemIs(zTo) || !osMemParentOk(zT)) {
+  } else if (!storeMemIs(zTo) || !osMemParentOk(zT)) {
     rc = osMemErr(pErr, ENOENT, "rename", zFrom);
   } else if (pSrc->bDir || (pDst && pDst->bDir)) {
     rc = osMemErr(pErr, EISDIR, "rename", zFrom);
@@ -398,7 +424,7 @@ int colvecOsMemRename(const char *zFrom, const char *zTo, ColvecErr *pErr) {
 }
 
 /* Removes a memory file (a missing one is fine); see colvecOsUnlink(). */
-int colvecOsMemUnlink(const char *zPath, ColvecErr *pErr) {
+static int storeMemUnlink(const char *zPath, ColvecErr *pErr) {
   char *z = osMemNorm(zPath, pErr);
   OsMemNode *p;
   int rc = COLVEC_OK;
@@ -416,12 +442,12 @@ int colvecOsMemUnlink(const char *zPath, ColvecErr *pErr) {
 }
 
 /* Says what is at a memory path (COLVEC_OS_*); see colvecOsKind(). */
-int colvecOsMemKind(const char *zPath) {
+static int storeMemKind(const char *zPath) {
   char *z = osMemNorm(zPath, NULL);
   OsMemNode *p;
   int eKind;
   if (z == NULL) return COLVEC_OS_OTHER;
-  if (strcmp(z, COLVEC_OS_MEMROOT) == 0) {
+  if (strcmp(z, COLVEC_STORE_MEM_ROOT) == 0) {
     colvecFree(z);
     return COLVEC_OS_DIR;
   }
@@ -440,9 +466,9 @@ int colvecOsMemKind(const char *zPath) {
 ** an existing folder is fine (colvecOsMkdirP()); without, the parent must
 ** exist and anything at zDir gives COLVEC_ERROR (colvecOsMkdir()).
 */
-int colvecOsMemMkdir(const char *zDir, int bParents, ColvecErr *pErr) {
+static int storeMemMkdir(const char *zDir, int bParents, ColvecErr *pErr) {
   char *z = osMemNorm(zDir, pErr);
-  size_t n, i, nRoot = sizeof(COLVEC_OS_MEMROOT) - 1;
+  size_t n, i, nRoot = sizeof(COLVEC_STORE_MEM_ROOT) - 1;
   int rc = COLVEC_OK;
   if (z == NULL) return COLVEC_NOMEM;
   n = strlen(z);
@@ -488,7 +514,7 @@ static int osMemIsBelow(const char *zChild, const char *zDir, size_t nDir,
 }
 
 /* Removes an empty memory folder; see colvecOsRmdir(). */
-int colvecOsMemRmdir(const char *zDir, ColvecErr *pErr) {
+static int storeMemRmdir(const char *zDir, ColvecErr *pErr) {
   char *z = osMemNorm(zDir, pErr);
   OsMemNode *p, *pDir = NULL;
   size_t n;
@@ -513,8 +539,8 @@ int colvecOsMemRmdir(const char *zDir, ColvecErr *pErr) {
 }
 
 /* Lists a memory folder, sorted; see colvecOsListDir(). */
-int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
-                       int *pnName, ColvecErr *pErr) {
+static int storeMemListDir(const char *zDir, const char *zSuffix,
+                           char ***pazName, int *pnName, ColvecErr *pErr) {
   char *z = osMemNorm(zDir, pErr);
   ColvecOsList list;
   size_t n;
@@ -527,7 +553,7 @@ int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
   colvecOsListInit(&list, zSuffix);
   osMemEnter();
   p = osMemFind(z);
-  if (strcmp(z, COLVEC_OS_MEMROOT) != 0 && (p == NULL || !p->bDir)) {
+  if (strcmp(z, COLVEC_STORE_MEM_ROOT) != 0 && (p == NULL || !p->bDir)) {
     rc = osMemErr(pErr, p ? ENOTDIR : ENOENT, "list folder", zDir);
   }
   for (p = osMemList; p && rc == COLVEC_OK; p = p->pNext) {
@@ -545,11 +571,12 @@ int colvecOsMemListDir(const char *zDir, const char *zSuffix, char ***pazName,
 ** stack, so that freeing a connection's tree at close never fails; a
 ** longer one can fail with COLVEC_NOMEM.
 */
-int colvecOsMemRemoveTree(const char *zDir) {
+static int storeMemRemoveTree(const char *zDir, ColvecErr *pErr) {
   char zBuf[256];
   char *z = zBuf, *zHeap = NULL;
   OsMemNode *p, *pNext;
   size_t n = strlen(zDir), i;
+  (void)pErr;
   if (n < sizeof(zBuf)) {
     for (i = 0; i <= n; i++)
       zBuf[i] = zDir[i] == '\\' ? '/' : zDir[i];
@@ -577,8 +604,9 @@ int colvecOsMemRemoveTree(const char *zDir) {
 ** reference on them, so that unlinking the file keeps them readable; see
 ** colvecOsMapOpen().
 */
-int colvecOsMemMapOpen(ColvecFile *pFile, int64_t nByte, ColvecMap **ppMap,
-                       ColvecErr *pErr) {
+static int storeMemMapOpen(ColvecFile *pFile, int64_t nByte, int ePrefault,
+                           ColvecMap **ppMap, ColvecErr *pErr) {
+  (void)ePrefault; /* the bytes are in memory already */
   OsMemNode *p = ((OsMemHandle *)pFile->pMem)->pNode;
   ColvecMap *pMap = (ColvecMap *)colvecMalloc(sizeof(ColvecMap));
   int rc = COLVEC_OK;
@@ -608,7 +636,8 @@ int colvecOsMemMapOpen(ColvecFile *pFile, int64_t nByte, ColvecMap **ppMap,
 }
 
 /* Releases a mapping of a memory file; see colvecOsMapClose(). */
-void colvecOsMemMapClose(ColvecMap *pMap) {
+static void storeMemMapClose(ColvecMap *pMap) {
+  if (pMap == NULL) return;
   OsMemNode *p = (OsMemNode *)pMap->pMem;
   osMemEnter();
   p->nMap--;
@@ -616,3 +645,73 @@ void colvecOsMemMapClose(ColvecMap *pMap) {
   osMemLeave();
   colvecFree(pMap);
 }
+
+/* Nothing to make durable in memory: a sync of a file or folder is a no-op
+** that succeeds. */
+static int storeMemSync(ColvecFile *pFile, ColvecErr *pErr) {
+  (void)pFile;
+  (void)pErr;
+  return COLVEC_OK;
+}
+
+/* As storeMemSync(), for the folder (or parent folder) of a path. */
+static int storeMemSyncPath(const char *zPath, ColvecErr *pErr) {
+  (void)zPath;
+  (void)pErr;
+  return COLVEC_OK;
+}
+
+/* Memory advice on the bytes of a memory file: nothing to advise. */
+static int storeMemMapAdvise(ColvecMap *pMap, int64_t iOff, int64_t n,
+                             int eAdvice, ColvecErr *pErr) {
+  (void)pMap;
+  (void)iOff;
+  (void)n;
+  (void)eAdvice;
+  (void)pErr;
+  return COLVEC_OK;
+}
+
+/* A memory path is its own canonical form: returns a copy (colvecMalloc,
+** caller frees), or NULL when out of memory. See colvecOsRealPath(). */
+static char *storeMemRealPath(const char *zPath) {
+  return colvecOsStrndup(zPath, strlen(zPath));
+}
+
+/* Creates memory folder zDir, whose parent must exist; see colvecOsMkdir(). */
+static int storeMemMkdirOne(const char *zDir, ColvecErr *pErr) {
+  return storeMemMkdir(zDir, 0, pErr);
+}
+
+/* Creates memory folder zDir and its missing parents; see colvecOsMkdirP(). */
+static int storeMemMkdirP(const char *zDir, ColvecErr *pErr) {
+  return storeMemMkdir(zDir, 1, pErr);
+}
+
+/* Files in a process-wide tree in memory; see colvec_store.h. */
+const ColvecStore colvecStoreMem = {
+    "memory", /* zName */
+    0,        /* bDurable */
+    storeMemOpen,
+    storeMemClose,
+    storeMemRead,
+    storeMemWrite,
+    storeMemSetSize,
+    storeMemSync,
+    storeMemFileStat,
+    storeMemMapOpen,
+    storeMemMapAdvise,
+    storeMemMapClose,
+    storeMemSyncPath,
+    storeMemSyncPath,
+    storeMemRename,
+    storeMemRenameNew,
+    storeMemRealPath,
+    storeMemUnlink,
+    storeMemKind,
+    storeMemMkdirOne,
+    storeMemMkdirP,
+    storeMemRmdir,
+    storeMemListDir,
+    storeMemRemoveTree,
+};
