@@ -411,6 +411,51 @@ static void oomScript4(OomScript *p) {
              "AND k = 6 AND tag != 'b'"));
 }
 
+/*
+** Script 5: a table keyed by "id text primary key" (T_ids beside the rows):
+** inserts into the pending batch and the delta, a segment (delta_rows=4),
+** lookups by id, a KNN returning ids and filtered by one, UPDATE and DELETE
+** by id, OR REPLACE of a taken id, a savepoint rolled back, and the
+** integrity check of the id map.
+*/
+static void oomScript5(OomScript *p) {
+  memset(p, 0, sizeof(*p));
+  p->zName = "script5";
+  p->bVtab = 1;
+  p->nWindow = 8;
+  oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec("
+                           "id text primary key, e float[4], tag text, "
+                           "delta_rows=4)"));
+  oomAddStep(p, oomStrdupf("BEGIN;"
+                           "INSERT INTO t(id, e, tag) VALUES"
+                           " ('a1', '[1, 0, 0, 0]', 'a'), ('b2', '[0, 1, 0, "
+                           "0]', 'b'),"
+                           " ('c3', '[0, 0, 1, 0]', 'a'), ('d4', '[0, 0, 0, "
+                           "1]', 'b'),"
+                           " ('e5', '[1, 1, 0, 0]', 'a');"
+                           "COMMIT"));
+  oomAddStep(p, oomStrdupf("INSERT INTO t(id, e, tag) VALUES ('f6', '[2, 0, "
+                           "0, 0]', 'b')"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, id, tag FROM t WHERE id = 'c3'"));
+  oomAddStep(
+      p, oomStrdupf("SELECT id, distance FROM t WHERE e MATCH '[1, 0.5, 0, 0]' "
+                    "AND k = 3 UNION ALL SELECT id, distance FROM t WHERE e "
+                    "MATCH '[1, 0.5, 0, 0]' AND k = 3 AND id = 'd4'"));
+  oomAddStep(p, oomStrdupf("UPDATE t SET e = '[5, 5, 5, 5]', tag = 'z' WHERE "
+                           "id = 'b2'"));
+  oomAddStep(p, oomStrdupf("DELETE FROM t WHERE id IN ('a1', 'f6')"));
+  oomAddStep(p, oomStrdupf("INSERT OR REPLACE INTO t(id, e, tag) VALUES "
+                           "('e5', '[3, 3, 0, 0]', 'r')"));
+  oomAddStep(p, oomStrdupf("SAVEPOINT s;"
+                           "INSERT INTO t(id, e, tag) VALUES ('g7', '[7, 0, "
+                           "0, 0]', 'a');"
+                           "DELETE FROM t WHERE id = 'c3';"
+                           "ROLLBACK TO s;"
+                           "RELEASE s"));
+  oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('integrity-check')"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, id, tag FROM t ORDER BY rowid"));
+}
+
 /* Script 3: the scalar functions (no table). */
 static void oomScript3(OomScript *p) {
   memset(p, 0, sizeof(*p));
@@ -1020,6 +1065,22 @@ START_TEST(test_oom_script4_transient) {
 }
 END_TEST
 
+/* Script 5 (text primary keys), persistent failure. */
+START_TEST(test_oom_script5) {
+  OomScript s;
+  oomScript5(&s);
+  oomLoop(&s, 1, 8, 2);
+}
+END_TEST
+
+/* Script 5 (text primary keys), transient failure. */
+START_TEST(test_oom_script5_transient) {
+  OomScript s;
+  oomScript5(&s);
+  oomLoop(&s, 0, 8, 2);
+}
+END_TEST
+
 /* Script 1 on a ":memory:" database (segments in memory), persistent. */
 START_TEST(test_oom_script1_memory) {
   OomScript s;
@@ -1061,6 +1122,8 @@ static Suite *oomSuite(void) {
   oomAddCase(s, "script3_transient", test_oom_script3_transient);
   oomAddCase(s, "script4", test_oom_script4);
   oomAddCase(s, "script4_transient", test_oom_script4_transient);
+  oomAddCase(s, "script5", test_oom_script5);
+  oomAddCase(s, "script5_transient", test_oom_script5_transient);
   oomAddCase(s, "script1_memory", test_oom_script1_memory);
   oomAddCase(s, "script4_memory_transient", test_oom_script4_memory_transient);
   return s;
