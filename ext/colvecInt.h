@@ -117,13 +117,38 @@ struct ColvecConfig {
                       ** shadow table T_ids (colvec_storage.c), mapped to
                       ** the rowid */
   int eStorage;       /* storage=sidecar|embedded given at CREATE
-                      ** (COLVEC_STORAGE_*); the stored format decides
-                      ** afterwards */
+                      ** (COLVEC_STORAGE_*), or chosen by the database
+                      ** (colvecConfigStorageChoose); the stored format
+                      ** decides afterwards */
+  int bStorageSet;    /* storage= was given in the arguments */
 };
 
 /* Values of ColvecConfig.eStorage. */
 #define COLVEC_STORAGE_SIDECAR 0  /* segment files only (the default) */
 #define COLVEC_STORAGE_EMBEDDED 1 /* also their bytes in the database */
+
+/* Kinds of database, as colvecConfigDbKind() tells them. */
+#define COLVEC_DB_FILE 0   /* a file on this machine's file system */
+#define COLVEC_DB_MEMORY 1 /* no name: ":memory:", the temporary database */
+#define COLVEC_DB_NOPATH 2 /* not a file here: memdb, dqlite's VFS, ... */
+
+/*
+** Returns the kind of schema zDb of db (COLVEC_DB_*): COLVEC_DB_MEMORY when
+** it has no file name; COLVEC_DB_NOPATH when its VFS is memdb, or is neither
+** a unix nor a win32 VFS and its name is not an absolute path to an existing
+** file (a shim over the unix VFS names real files; dqlite's "demo" is no
+** file); else COLVEC_DB_FILE.
+*/
+int colvecConfigDbKind(sqlite3 *db, const char *zDb);
+
+/*
+** At CREATE, settles p->eStorage by the kind of p's database: a database
+** that is not a file (COLVEC_DB_NOPATH) cannot carry files beside it into
+** copies or replicas, so its tables are embedded by default and an explicit
+** storage=sidecar is refused. Returns SQLITE_OK, or SQLITE_ERROR with
+** *pzErr set.
+*/
+int colvecConfigStorageChoose(sqlite3 *db, ColvecConfig *p, char **pzErr);
 
 /* Default of the delta_rows table option. */
 #define COLVEC_DEFAULT_DELTA_ROWS 1000

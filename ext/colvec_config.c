@@ -26,7 +26,11 @@
 **                                 the cores, 1 to 4)
 **   storage=sidecar|embedded      whether segment bytes are also kept in
 **                                 the database (read at CREATE only: the
-**                                 table's stored format decides after)
+**                                 table's stored format decides after).
+**                                 The default is sidecar for a file
+**                                 database, embedded for a database that
+**                                 is not a file (memdb, a replicated
+**                                 engine's VFS), where sidecar is refused
 **   chunk_size=N                  sqlite-vec's; checked as it checks it
 **                                 (a positive multiple of 8) and ignored
 **
@@ -556,6 +560,7 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     for (i = 0; i < 2; i++) {
       if (sqlite3_stricmp(zVal, azStorage[i]) == 0) {
         p->eStorage = i;
+        p->bStorageSet = 1;
         return SQLITE_OK;
       }
     }
@@ -874,4 +879,56 @@ uint64_t colvecConfigFingerprint(const ColvecConfig *p) {
     colvecHashUpdate(&h, a, sizeof(a));
   }
   return colvecHashFinal(&h);
+}
+
+/* Returns non-zero when zPath is absolute (POSIX, or a Windows drive or
+** share path). */
+static int configPathAbsolute(const char *zPath) {
+  if (zPath[0] == '/' || zPath[0] == '\\') return 1;
+  return ((zPath[0] >= 'a' && zPath[0] <= 'z') ||
+          (zPath[0] >= 'A' && zPath[0] <= 'Z')) &&
+         zPath[1] == ':' && (zPath[2] == '\\' || zPath[2] == '/');
+}
+
+/* The kind of a schema's database; see colvecInt.h. */
+int colvecConfigDbKind(sqlite3 *db, const char *zDb) {
+  const char *zFile = sqlite3_db_filename(db, zDb);
+  sqlite3_vfs *pVfs = NULL;
+  const char *zVfs;
+  if (zFile == NULL || zFile[0] == 0) return COLVEC_DB_MEMORY;
+  if (sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs) !=
+          SQLITE_OK ||
+      pVfs == NULL || pVfs->zName == NULL) {
+    return COLVEC_DB_NOPATH;
+  }
+  zVfs = pVfs->zName;
+  if (strcmp(zVfs, "memdb") == 0) return COLVEC_DB_NOPATH;
+  if (strncmp(zVfs, "unix", 4) == 0 || strncmp(zVfs, "win32", 5) == 0) {
+    return COLVEC_DB_FILE;
+  }
+  /* another VFS: a shim over a file VFS names a real file by its full
+  ** path; a VFS of its own (dqlite's) names a database, not a file */
+  return configPathAbsolute(zFile) && colvecOsKind(zFile) == COLVEC_OS_OTHER
+             ? COLVEC_DB_FILE
+             : COLVEC_DB_NOPATH;
+}
+
+/* Settles a new table's storage by its database; see colvecInt.h. */
+int colvecConfigStorageChoose(sqlite3 *db, ColvecConfig *p, char **pzErr) {
+  sqlite3_vfs *pVfs = NULL;
+  if (colvecConfigDbKind(db, p->zDb) != COLVEC_DB_NOPATH) return SQLITE_OK;
+  if (!p->bStorageSet) {
+    p->eStorage = COLVEC_STORAGE_EMBEDDED;
+    return SQLITE_OK;
+  }
+  if (p->eStorage == COLVEC_STORAGE_EMBEDDED) return SQLITE_OK;
+  sqlite3_file_control(db, p->zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs);
+  *pzErr = sqlite3_mprintf(
+      "colvec: storage=sidecar is not possible for table %s: database %s is "
+      "not a file on this machine's file system (VFS %s), so files beside "
+      "it would not follow it into copies or replicas; write "
+      "storage=embedded, or leave storage out (embedded is the default "
+      "there)",
+      p->zName, p->zDb, pVfs && pVfs->zName ? pVfs->zName : "unknown");
+  return SQLITE_ERROR;
 }

@@ -42,31 +42,18 @@ void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h && --h->nRef <= 0) segHandleFree(pC, h);
 }
 
-/*
-** Returns non-zero when schema zDb of db has no file of its own: ":memory:"
-** and temporary databases (no file name), and databases of SQLite's memdb
-** VFS (sqlite3_deserialize, "file:/x?vfs=memdb"), whose name is not a path
-** on disk.
-*/
-static int segNoFile(sqlite3 *db, const char *zDb) {
-  const char *zFile = sqlite3_db_filename(db, zDb);
-  sqlite3_vfs *pVfs = NULL;
-  if (zFile == NULL || zFile[0] == 0) return 1;
-  return sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs) ==
-             SQLITE_OK &&
-         pVfs && pVfs->zName && strcmp(pVfs->zName, "memdb") == 0;
-}
-
-/* The store of schema zDb's segments; see colvecInt.h. */
+/* The store of schema zDb's segments; see colvecInt.h. A database that
+** is not a file here (colvecConfigDbKind) keeps them in memory. */
 const ColvecStore *colvecSegDbStore(sqlite3 *db, const char *zDb) {
-  return segNoFile(db, zDb) ? &colvecStoreMem : &colvecStoreFile;
+  return colvecConfigDbKind(db, zDb) == COLVEC_DB_FILE ? &colvecStoreFile
+                                                       : &colvecStoreMem;
 }
 
 /* The name segment folders hang off; see colvecInt.h. */
 char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
   char *zOut, *z;
   int i;
-  if (!segNoFile(db, zDb)) {
+  if (colvecConfigDbKind(db, zDb) == COLVEC_DB_FILE) {
     return sqlite3_mprintf("%s", sqlite3_db_filename(db, zDb));
   }
   /* COLVEC_STORE_MEM_ROOT/<connection>/<schema, bytes other than [A-Za-z0-9_]

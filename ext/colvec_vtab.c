@@ -167,6 +167,9 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
     colvecBatchInit(&pTab->pending, pTab->pConfig);
     if (bCreate) {
+      rc = colvecConfigStorageChoose(db, pTab->pConfig, pzErr);
+    }
+    if (rc == SQLITE_OK && bCreate) {
       /* CREATE never deletes anything of its own name: the new table gets
       ** a new folder. In autocommit mode the statement is the whole
       ** transaction and holds the write lock, so folders no table names

@@ -21,16 +21,26 @@
 **     folder holds exactly the segments T_manifest and T_trash name (no
 **     .tmp); no call reaches the hook (no file is opened, created, synced,
 **     renamed, listed or removed); after close sqlite3_memory_used() is
-**     back to its value before the open and the memory tree is empty.
+**     back to its value before the open and the memory tree is empty;
+**   - vfs_kind: the database decides a new table's storage. A VFS whose
+**     names are not paths (a copy of memdb under another name, as
+**     replicated engines' VFSes are: the database "demo" is no file
+**     "demo") gets embedded tables by default, refuses storage=sidecar
+**     with a message saying why, and nothing appears in the current
+**     folder; a shim VFS over unix (another name, real files) is a file
+**     database: sidecar by default, its folder beside the database.
 */
 #include "colvecInt.h"
 #include "faultlib.h"
+#include "testdir.h"
 
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Returns the number of os-layer calls the counting hook saw. */
 static long memCalls(void) {
@@ -448,6 +458,131 @@ END_TEST
 START_TEST(test_workload_file) { memWorkload(FAULT_ACCESS_FILE); }
 END_TEST
 
+/* Registers zName as a copy of VFS zBase (a VFS that behaves as zBase
+** under another name) and returns it. */
+static sqlite3_vfs *memVfsCopy(const char *zBase, const char *zName,
+                               sqlite3_vfs *pCopy) {
+  sqlite3_vfs *pBase = sqlite3_vfs_find(zBase);
+  ck_assert_ptr_nonnull(pBase);
+  *pCopy = *pBase;
+  pCopy->zName = zName;
+  pCopy->pNext = NULL;
+  ck_assert_int_eq(sqlite3_vfs_register(pCopy, 0), SQLITE_OK);
+  return pCopy;
+}
+
+/* Runs zSql on db and returns its error message (sqlite3_malloc'd), or
+** NULL when it succeeded. */
+static char *memTry(sqlite3 *db, const char *zSql) {
+  char *zErr = NULL;
+  if (sqlite3_exec(db, zSql, NULL, NULL, &zErr) == SQLITE_OK) return NULL;
+  return zErr ? zErr : sqlite3_mprintf("?");
+}
+
+/* Creates table zTbl (options zOpt) on x and fills it through two
+** compactions; returns whether it keeps its bytes in the database. */
+static int memFillKind(MemDb *x, const char *zTbl, const char *zOpt) {
+  char *zSql;
+  sqlite3_int64 n;
+  int i;
+  zSql = sqlite3_mprintf("CREATE VIRTUAL TABLE %s USING colvec(v float[4], "
+                         "delta_rows=2%s)",
+                         zTbl, zOpt);
+  memExec(x, zSql);
+  sqlite3_free(zSql);
+  for (i = 1; i <= 6; i++) {
+    zSql = sqlite3_mprintf("INSERT INTO %s(rowid, v) VALUES(%d, "
+                           "'[%d,1,1,1]')",
+                           zTbl, i, i);
+    memExec(x, zSql);
+    sqlite3_free(zSql);
+  }
+  zSql = sqlite3_mprintf("SELECT rowid FROM %s WHERE v MATCH '[4,1,1,1]' "
+                         "AND k = 1",
+                         zTbl);
+  ck_assert_int_eq(memInt(x, zSql), 4);
+  sqlite3_free(zSql);
+  zSql = sqlite3_mprintf("SELECT count(*) FROM sqlite_schema WHERE name = "
+                         "'%s_segdata'",
+                         zTbl);
+  n = memInt(x, zSql);
+  sqlite3_free(zSql);
+  return (int)n;
+}
+
+/* Storage chosen by the database's VFS. */
+START_TEST(test_vfs_kind) {
+  static sqlite3_vfs nopath, shim;
+  char zDir[512], zOld[1024], *zPath, *zErr;
+  struct stat st;
+  MemDb x;
+  faultLibInit();
+  memVfsCopy("memdb", "colvec-nopath", &nopath);
+  memVfsCopy("unix", "colvec-shim", &shim);
+  ck_assert_int_eq(testTempDirIn(NULL, "colvec-vfskind", zDir, sizeof(zDir)),
+                   0);
+  ck_assert_ptr_nonnull(getcwd(zOld, sizeof(zOld)));
+  ck_assert_int_eq(chdir(zDir), 0);
+  memset(&x, 0, sizeof(x));
+
+  /* a VFS whose names are not paths: "demo" */
+  ck_assert_int_eq(sqlite3_open_v2("demo", &x.db,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                   "colvec-nopath"),
+                   SQLITE_OK);
+  ck_assert_int_eq(memFillKind(&x, "t", ""), 1);
+  zErr = memTry(x.db, "CREATE VIRTUAL TABLE s USING colvec(v float[4], "
+                      "storage=sidecar)");
+  ck_assert_ptr_nonnull(zErr);
+  ck_assert_msg(strstr(zErr,
+                       "colvec: storage=sidecar is not possible for "
+                       "table s: database main is not a file on this "
+                       "machine's file system (VFS colvec-nopath)") == zErr,
+                "%s", zErr);
+  sqlite3_free(zErr);
+  ck_assert_int_eq(memFillKind(&x, "e", ", storage=embedded"), 1);
+  memExec(&x, "INSERT INTO t(t) VALUES('integrity-check')");
+  memExec(&x, "DROP TABLE t");
+  ck_assert_int_eq(sqlite3_close(x.db), SQLITE_OK);
+  ck_assert_int_ne(stat("demo-colvec", &st), 0);
+  ck_assert_int_ne(stat("demo", &st), 0);
+
+  /* the same VFS with an absolute name that is no file */
+  ck_assert_int_eq(sqlite3_open_v2("/colvec-check-memdb-nopath", &x.db,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                   "colvec-nopath"),
+                   SQLITE_OK);
+  ck_assert_int_eq(memFillKind(&x, "t", ""), 1);
+  ck_assert_int_eq(sqlite3_close(x.db), SQLITE_OK);
+  ck_assert_int_ne(stat("/colvec-check-memdb-nopath-colvec", &st), 0);
+
+  /* a shim over unix: real files, so a file database */
+  zPath = sqlite3_mprintf("%s/shim.db", zDir);
+  ck_assert_int_eq(sqlite3_open_v2(zPath, &x.db,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                   "colvec-shim"),
+                   SQLITE_OK);
+  ck_assert_int_eq(memFillKind(&x, "t", ""), 0);
+  ck_assert_int_eq(memFillKind(&x, "s", ", storage=sidecar"), 0);
+  sqlite3_free(zPath);
+  zPath = sqlite3_mprintf("%s/shim.db-colvec", zDir);
+  ck_assert_int_eq(stat(zPath, &st), 0);
+  ck_assert(S_ISDIR(st.st_mode));
+  memExec(&x, "DROP TABLE t; DROP TABLE s");
+  ck_assert_int_eq(sqlite3_close(x.db), SQLITE_OK);
+  rmdir(zPath);
+  sqlite3_free(zPath);
+  zPath = sqlite3_mprintf("%s/shim.db", zDir);
+  unlink(zPath);
+  sqlite3_free(zPath);
+
+  ck_assert_int_eq(chdir(zOld), 0);
+  ck_assert_int_eq(rmdir(zDir), 0);
+  sqlite3_vfs_unregister(&nopath);
+  sqlite3_vfs_unregister(&shim);
+}
+END_TEST
+
 /* Runs the suite. */
 int main(void) {
   Suite *s = suite_create("memdb");
@@ -458,6 +593,10 @@ int main(void) {
   tcase_add_test(tc, test_memfs);
   tcase_add_test(tc, test_workload_mmap);
   tcase_add_test(tc, test_workload_file);
+  suite_add_tcase(s, tc);
+  /* its own case: it writes files (test/memdb_nofs.sh runs only "memdb") */
+  tc = tcase_create("vfskind");
+  tcase_add_test(tc, test_vfs_kind);
   suite_add_tcase(s, tc);
   sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -70,7 +70,7 @@ unset TMPDIR
 COLVEC_TESTDIR="$testdir" "$tclsh" "$here/memdb1.test"
 if [ -x "$check" ]; then
   # Check itself needs a file for its messages: in \$COLVEC_TESTDIR (TEMP)
-  CK_FORK=no TEMP="$testdir" "$check"
+  CK_FORK=no CK_RUN_CASE=memdb TEMP="$testdir" "$check"
 else
   echo "note: $check is not built; only memdb1.test ran"
 fi
