@@ -39,6 +39,7 @@ done
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
       e2fsprogs musl-tools python3-venv python3-wheel \
+      libdqlite0 go-dqlite \
       "${cross[@]}" "${wasm[@]}" "$@")
 missing=()
 for p in "${pkgs[@]}"; do
