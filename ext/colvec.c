@@ -14,32 +14,6 @@ static void *colvecSqliteRealloc(void *p, uint64_t n) {
 static void colvecSqliteFree(void *p) { sqlite3_free(p); }
 
 /*
-** Enters SQLITE_MUTEX_STATIC_MAIN; see colvecInt.h. A SQLite built
-** with SQLITE_THREADSAFE=0 has no mutexes: its sqlite3_mutex_*() functions
-** are not defined (a static link fails) and the API table a loaded
-** extension is handed holds NULL in their place. colvec compiled with
-** SQLITE_THREADSAFE=0 (the flag of the SQLite it is linked with) makes no
-** call; otherwise the calls are made only when sqlite3_threadsafe() says
-** the library has mutexes.
-*/
-void colvecMainMutexEnter(void) {
-#if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE
-  if (sqlite3_threadsafe()) {
-    sqlite3_mutex_enter(sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN));
-  }
-#endif
-}
-
-/* Leaves SQLITE_MUTEX_STATIC_MAIN (the pair of colvecMainMutexEnter()). */
-void colvecMainMutexLeave(void) {
-#if !defined(SQLITE_THREADSAFE) || SQLITE_THREADSAFE
-  if (sqlite3_threadsafe()) {
-    sqlite3_mutex_leave(sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MAIN));
-  }
-#endif
-}
-
-/*
 ** Connections that have colvec registered. Loading the extension twice into
 ** one connection must be a no-op: registering the SQL functions again while
 ** the loading statement runs fails with SQLITE_BUSY. Asking the connection
@@ -121,6 +95,7 @@ __declspec(dllexport)
   pLoaded->db = db;
   pLoaded->pNext = NULL;
   rc = colvecFuncRegister(db);
+  if (rc == SQLITE_OK) rc = colvecBackupRegister(db);
   if (rc == SQLITE_OK) {
     /* from here on SQLite owns pLoaded and frees it via colvecLoadedRemove */
     colvecLoadedAdd(pLoaded);

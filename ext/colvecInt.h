@@ -33,6 +33,10 @@ typedef struct ColvecKnnQuery ColvecKnnQuery;
 typedef struct ColvecTick ColvecTick;
 typedef struct ColvecSegHandle ColvecSegHandle;
 
+/*************************************************************************
+** Interface to code in colvec_base.c (mutex, interrupts, read errors)
+*/
+
 /*
 ** Debug builds turn SQLITE_CORRUPT_VTAB into a function call, so that a
 ** debugger can stop where corruption is first noticed.
@@ -44,10 +48,6 @@ int colvecCorruptError(int iLine);
 #define COLVEC_CORRUPT_VTAB SQLITE_CORRUPT_VTAB
 #endif
 
-/*************************************************************************
-** Interface to code in colvec.c (the entry point)
-*/
-
 /*
 ** Enter and leave SQLITE_MUTEX_STATIC_MAIN, which guards the process-wide
 ** lists of connections (colvec.c) and open tables (colvec_vtab.c). No-ops
@@ -55,6 +55,48 @@ int colvecCorruptError(int iLine);
 */
 void colvecMainMutexEnter(void);
 void colvecMainMutexLeave(void);
+
+/*
+** Interrupts. Long loops (index builds, segment writes and merges, exact
+** scans of segments, integrity checks) ask a ColvecTick every few thousand
+** rows or megabyte whether sqlite3_interrupt() was called on the
+** connection, and stop with SQLITE_INTERRUPT ("colvec: interrupted").
+** SQLite then rolls the transaction back. A ColvecTick is also the
+** ColvecInterrupt hook handed to the SQLite-free layers.
+*/
+struct ColvecTick {
+  sqlite3 *db;          /* connection that may be interrupted */
+  int bProbe;           /* no sqlite3_is_interrupted(): step a statement */
+  double rNext;         /* with bProbe: monotonic ms of the next probe */
+  int bStop;            /* an interrupt was seen (sticky) */
+  ColvecInterrupt hook; /* hook for the SQLite-free layers (this tick) */
+};
+
+/* Prepares tick p for connection db. */
+void colvecTickInit(ColvecTick *p, sqlite3 *db);
+
+/*
+** Returns non-zero when the connection of tick p (a ColvecTick *) was
+** interrupted. Cheap: safe to call once per row.
+*/
+int colvecTickStop(void *p);
+
+/* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT.
+ */
+int colvecTickError(char **pzErr);
+
+/*
+** Maps the failure rc (COLVEC_*) of a segment read or open, whose ColvecErr
+** holds iErrno, to an SQLite code: SQLITE_NOMEM when out of memory (ENOMEM
+** included: a mapping that does not fit), SQLITE_IOERR_READ when the
+** operating system refused a call, else COLVEC_CORRUPT_VTAB (a bad file,
+** or one shorter than its header says).
+*/
+int colvecReadRc(int rc, int iErrno);
+
+/*************************************************************************
+** Interface to code in colvec.c (the entry point)
+*/
 
 /*************************************************************************
 ** Interface to code in colvec_config.c (CREATE arguments)
@@ -653,15 +695,6 @@ int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid);
 int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
 
 /*
-** Maps the failure rc (COLVEC_*) of a segment read or open, whose ColvecErr
-** holds iErrno, to an SQLite code: SQLITE_NOMEM when out of memory (ENOMEM
-** included: a mapping that does not fit), SQLITE_IOERR_READ when the
-** operating system refused a call, else COLVEC_CORRUPT_VTAB (a bad file,
-** or one shorter than its header says).
-*/
-int colvecSegReadRc(int rc, int iErrno);
-
-/*
 ** Parses a segment file's name: "NNNNNN.seg", the writer's "NNNNNN.seg.tmp"
 ** or a cache rebuild's "NNNNNN.seg.<hex>.tmp" (digits, at most 16 hex
 ** digits). Returns 1 with *piSegid set, or 0 for any other name (not
@@ -829,7 +862,7 @@ void colvecIndexScratchFree(ColvecIndexScratch *p);
 ** else the exact scan. A filter that passes few rows is scanned exactly
 ** whatever the type (colvecIndexSearch). Every type shares the quantizer,
 ** the codes and the float32 vectors of ColvecSegIndex, and rescoring
-** (colvecIndexFinish).
+** (colvecRescoreFinish, colvec_rescore.c).
 */
 /* What colvecIndexWrite hands an index type's xBuild, and gets back. */
 typedef struct ColvecIndexBuild ColvecIndexBuild;
@@ -889,28 +922,6 @@ struct ColvecSegIndex {
 extern const ColvecIndexMethods colvecIndexHnswMethods;
 
 /*
-** Offers the nOut candidates s->aNode of a search of segment h (estimated
-** distances s->aDist) to pTopk: rescored with the float32 vectors (rows
-** read in order, hinted when ePrefault is none and they may not be
-** resident), or with the codes' estimates when q->bRescore is 0, or
-** recomputed in double when the search ran on the stored vectors (no
-** quantizer). May reorder s->aNode. Returns SQLITE_OK or an error.
-*/
-int colvecIndexFinish(ColvecSegHandle *h, ColvecSegIndex *pIdx,
-                      ColvecIndexScratch *s, const ColvecKnnQuery *q,
-                      const ColvecColumn *pCol, int ePrefault, int nOut,
-                      ColvecTopk *pTopk, char **pzErr);
-
-/*
-** Offers to pTopk the exact distances of the nOut rows s->aNode of h, one
-** vector at a time (a mapped vector, or a read into s->pBuf). Returns
-** SQLITE_OK or an error with *pzErr set.
-*/
-int colvecIndexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
-                         const ColvecKnnQuery *q, const ColvecColumn *pCol,
-                         int nOut, ColvecTopk *pTopk, char **pzErr);
-
-/*
 ** Writes the index sections of vector column iCol for nRow vectors held
 ** contiguously at aVec (the column's element type, row order) with rowids
 ** aRowid: quantizer and codes (float columns with quantize != none), and
@@ -938,6 +949,32 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                       ColvecIndexScratch *pScratch, const ColvecKnnQuery *q,
                       const uint8_t *aBits, int64_t nPass, ColvecTopk *pTopk,
                       char **pzErr);
+
+/*************************************************************************
+** Interface to code in colvec_rescore.c (exact distances of candidates)
+*/
+
+/*
+** Offers the nOut candidates s->aNode of a search of segment h (estimated
+** distances s->aDist) to pTopk: rescored with the float32 vectors (rows
+** read in order, hinted when ePrefault is none and they may not be
+** resident), or with the codes' estimates when q->bRescore is 0, or
+** recomputed in double when the search ran on the stored vectors (no
+** quantizer). May reorder s->aNode. Returns SQLITE_OK or an error.
+*/
+int colvecRescoreFinish(ColvecSegHandle *h, ColvecSegIndex *pIdx,
+                        ColvecIndexScratch *s, const ColvecKnnQuery *q,
+                        const ColvecColumn *pCol, int ePrefault, int nOut,
+                        ColvecTopk *pTopk, char **pzErr);
+
+/*
+** Offers to pTopk the exact distances of the nOut rows s->aNode of h, one
+** vector at a time (a mapped vector, or a read into s->pBuf). Returns
+** SQLITE_OK or an error with *pzErr set.
+*/
+int colvecRescoreEach(ColvecSegHandle *h, ColvecIndexScratch *s,
+                      const ColvecKnnQuery *q, const ColvecColumn *pCol,
+                      int nOut, ColvecTopk *pTopk, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_scan.c (filters over segments)
@@ -1036,35 +1073,6 @@ void colvecScanInClose(ColvecScanIn *p);
 ** segments), its tombstones (deleted rows of segments) and its trash
 ** (dropped segments awaiting deletion).
 */
-
-/*
-** Interrupts. Long loops (index builds, segment writes and merges, exact
-** scans of segments, integrity checks) ask a ColvecTick every few thousand
-** rows or megabyte whether sqlite3_interrupt() was called on the
-** connection, and stop with SQLITE_INTERRUPT ("colvec: interrupted").
-** SQLite then rolls the transaction back. A ColvecTick is also the
-** ColvecInterrupt hook handed to the SQLite-free layers.
-*/
-struct ColvecTick {
-  sqlite3 *db;          /* connection that may be interrupted */
-  int bProbe;           /* no sqlite3_is_interrupted(): step a statement */
-  double rNext;         /* with bProbe: monotonic ms of the next probe */
-  int bStop;            /* an interrupt was seen (sticky) */
-  ColvecInterrupt hook; /* hook for the SQLite-free layers (this tick) */
-};
-
-/* Prepares tick p for connection db. */
-void colvecTickInit(ColvecTick *p, sqlite3 *db);
-
-/*
-** Returns non-zero when the connection of tick p (a ColvecTick *) was
-** interrupted. Cheap: safe to call once per row.
-*/
-int colvecTickStop(void *p);
-
-/* Sets *pzErr (when NULL) to "colvec: interrupted"; returns SQLITE_INTERRUPT.
- */
-int colvecTickError(char **pzErr);
 
 /* Version of the shadow-table format of a sidecar table. */
 #define COLVEC_FORMAT_VERSION 1
@@ -1584,6 +1592,7 @@ struct ColvecVtab {
 /*
 ** A damaged table (ColvecVtab.zDamage): sets pTab's error message to why and
 ** returns SQLITE_CORRUPT_VTAB; returns SQLITE_OK for an intact table.
+** In colvec_base.c, below the cursor and the table methods that call it.
 */
 int colvecVtabDamaged(ColvecVtab *pTab);
 
@@ -1657,7 +1666,10 @@ int colvecCursorFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
                                              sqlite3_value **),
                              void **ppArg);
 
-/* Sets the table's error message (taking ownership of zErr). */
+/*
+** Sets the table's error message (taking ownership of zErr). In
+** colvec_base.c, below the cursor and the table methods that call it.
+*/
 void colvecVtabSetError(ColvecVtab *pTab, char *zErr);
 
 /*************************************************************************
@@ -1685,7 +1697,7 @@ ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 /*
 ** Registers colvec_backup(dest [, schema]): the database and the segment
 ** files of its colvec tables, of one snapshot, copied to a new file dest
-** and dest-colvec/. Called by colvecFuncRegister.
+** and dest-colvec/. Called by sqlite3_colvec_init.
 */
 int colvecBackupRegister(sqlite3 *db);
 
@@ -1694,16 +1706,16 @@ int colvecBackupRegister(sqlite3 *db);
 */
 
 /* Registers colvec_version(), colvec_debug(), colvec_distance_*(),
-** colvec_to_json(), colvec_from_json(), colvec_check(), colvec_backup()
-** (through colvecBackupRegister) and test hooks in debug builds. */
+** colvec_to_json(), colvec_from_json(), colvec_check() and test hooks in
+** debug builds. */
 int colvecFuncRegister(sqlite3 *db);
-
-/* colvec_debug() and vec_debug(): one line per build fact. */
-void colvecFuncDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv);
 
 /*************************************************************************
 ** Interface to code in colvec_vecapi.c (sqlite-vec's vec_* functions)
 */
+
+/* colvec_debug() and vec_debug(): one line per build fact. */
+void colvecVecapiDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv);
 
 /* Subtypes that say a vector value's element type (sqlite-vec's). */
 #define COLVEC_SUBTYPE_F32 223 /* float32 */

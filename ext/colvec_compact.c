@@ -145,7 +145,7 @@ int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
   if (rc == COLVEC_OK) rc = pStore->xFileStat(pFile, &nByte, NULL, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = colvecSegReadRc(rc, err.iErrno);
+    rc = colvecReadRc(rc, err.iErrno);
   } else {
     aBuf = sqlite3_malloc64(COLVEC_EMBED_CHUNK);
     if (aBuf == NULL) rc = SQLITE_NOMEM;
@@ -156,7 +156,7 @@ int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
                                                     : COLVEC_EMBED_CHUNK);
     if (pStore->xRead(pFile, aBuf, n, iOff, &err) != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = colvecSegReadRc(COLVEC_IOERR, err.iErrno);
+      rc = colvecReadRc(COLVEC_IOERR, err.iErrno);
     } else {
       rc = colvecStorageSegDataAdd(pStorage, iSegid, iOff / COLVEC_EMBED_CHUNK,
                                    aBuf, n, pzErr);

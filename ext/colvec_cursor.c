@@ -41,12 +41,6 @@ struct ColvecCursor {
   ColvecCursor *pNextOpen;  /* next cursor of the table's pCursorList */
 };
 
-/* Sets the table's error message (taking ownership of zErr). */
-void colvecVtabSetError(ColvecVtab *pTab, char *zErr) {
-  sqlite3_free(pTab->base.zErrMsg);
-  pTab->base.zErrMsg = zErr;
-}
-
 /* xOpen: a new, empty cursor. */
 int colvecCursorOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;

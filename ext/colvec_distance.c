@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Cache lines of each upcoming vector prefetched when a batch starts. */
-#define DIST_PREFETCH_LINES 4
-
 /*
 ** Returns sum (a[i]-b[i])^2 over n floats (0 when n<=0).
 */
@@ -206,41 +203,6 @@ static void distDotPairF32(const float *q, const float *v0, const float *v1,
   COLVEC_UNUSED(pAhead1);
   *pOut0 = distDotF32(q, v0, n);
   *pOut1 = distDotF32(q, v1, n);
-}
-
-/*
-** Prefetches the first DIST_PREFETCH_LINES cache lines (at most n floats) of
-** the vector at p.
-*/
-static void distPrefetchHead(const float *p, int n) {
-  int i;
-  for (i = 0; i < n && i < DIST_PREFETCH_LINES * 16; i += 16) {
-    COLVEC_PREFETCH(p + i);
-  }
-}
-
-/*
-** Batch driver shared by every kernel set (see colvec_distance.h): writes
-** aOut[i] for each of the nVec vectors of apVec, two at a time through
-** xPair, telling it which vectors come COLVEC_PREFETCH_AHEAD places later.
-** The first vectors are prefetched here, since no earlier pair did it.
-*/
-void colvecKernelsBatchF32(ColvecPairF32 xPair,
-                           float (*xOne)(const float *, const float *, int),
-                           const float *q, const float *const *apVec, int nVec,
-                           int n, float *aOut) {
-  int i;
-  for (i = 0; i < nVec && i < COLVEC_PREFETCH_AHEAD; i++) {
-    distPrefetchHead(apVec[i], n);
-  }
-  for (i = 0; i + 1 < nVec; i += 2) {
-    int iAhead = i + COLVEC_PREFETCH_AHEAD;
-    const float *pAhead0 = iAhead < nVec ? apVec[iAhead] : apVec[i];
-    const float *pAhead1 = iAhead + 1 < nVec ? apVec[iAhead + 1] : pAhead0;
-    xPair(q, apVec[i], apVec[i + 1], n, pAhead0, pAhead1, &aOut[i],
-          &aOut[i + 1]);
-  }
-  if (i < nVec) aOut[i] = xOne(q, apVec[i], n);
 }
 
 /* Batch form of distL2sqF32(): see ColvecKernels.xL2sqBatchF32. */

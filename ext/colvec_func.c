@@ -2,7 +2,7 @@
 ** colvec_func.c — scalar SQL functions:
 **
 **   colvec_version()               version string
-**   colvec_debug()                 build facts: version, SQLite, kernels
+**   colvec_debug()                 build facts (colvec_vecapi.c)
 **   colvec_distance_l2(a, b)       Euclidean distance of two float vectors
 **   colvec_distance_cosine(a, b)   1 - cosine similarity
 **   colvec_distance_dot(a, b)      negative inner product
@@ -27,42 +27,6 @@ static void funcVersion(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   (void)argc;
   (void)argv;
   sqlite3_result_text(pCtx, COLVEC_VERSION, -1, SQLITE_STATIC);
-}
-
-/* colvec_debug(): one line per build fact; see colvecInt.h. */
-void colvecFuncDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
-  char *z;
-  (void)argc;
-  (void)argv;
-  z = sqlite3_mprintf("version=%s\n"
-                      "sqlite_version=%s\n"
-                      "sqlite_min_version=%d\n"
-                      "kernels_available=%s\n"
-                      "kernels_chosen=%s\n"
-                      "code_kernels=%s\n"
-                      "page_size=%lld\n"
-                      "mmap_fallbacks=%d (segments read with access=file: "
-                      "too large for the address space)\n"
-                      "build=%s\n"
-                      "source=%s",
-                      COLVEC_VERSION, sqlite3_libversion(),
-                      COLVEC_MIN_SQLITE_VERSION_NUMBER,
-                      colvecKernelsAvailable(), colvecKernelsBest()->zName,
-                      colvecQuantKernelName(), (long long)colvecOsPageSize(),
-                      colvecSegMapFallbacks(),
-#ifdef COLVEC_DEBUG
-                      "debug"
-#else
-                      "release"
-#endif
-                      ,
-#ifdef COLVEC_AMALGAMATION
-                      "amalgamation"
-#else
-                      "files"
-#endif
-  );
-  sqlite3_result_text(pCtx, z, -1, sqlite3_free);
 }
 
 /*
@@ -234,12 +198,6 @@ static void funcTestFault(sqlite3_context *pCtx, int argc,
   colvecMemFailAfter(sqlite3_value_int(argv[0]));
   sqlite3_result_null(pCtx);
 }
-
-/* Called where corruption is detected, so a debugger can break here. */
-int colvecCorruptError(int iLine) {
-  (void)iLine;
-  return SQLITE_CORRUPT_VTAB;
-}
 #endif
 
 /* Registers the functions; see colvecInt.h. */
@@ -251,7 +209,7 @@ int colvecFuncRegister(sqlite3 *db) {
     intptr_t iData;
   } aFunc[] = {
       {"colvec_version", 0, funcVersion, 0},
-      {"colvec_debug", 0, colvecFuncDebug, 0},
+      {"colvec_debug", 0, colvecVecapiDebug, 0},
       {"colvec_distance_l2", 2, funcDistance, COLVEC_METRIC_L2},
       {"colvec_distance_cosine", 2, funcDistance, COLVEC_METRIC_COSINE},
       {"colvec_distance_dot", 2, funcDistance, COLVEC_METRIC_DOT},
@@ -272,13 +230,12 @@ int colvecFuncRegister(sqlite3 *db) {
     if (aFunc[i].xFunc == funcCheck) {
       eFlags = SQLITE_UTF8 | SQLITE_DIRECTONLY; /* reads tables: never from
                                                  ** schema or triggers */
-    } else if (aFunc[i].xFunc != colvecFuncDebug) {
+    } else if (aFunc[i].xFunc != colvecVecapiDebug) {
       eFlags |= SQLITE_DETERMINISTIC;
     }
     rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg, eFlags,
                                     (void *)aFunc[i].iData, aFunc[i].xFunc,
                                     NULL, NULL, NULL);
   }
-  if (rc == SQLITE_OK) rc = colvecBackupRegister(db);
   return rc;
 }

@@ -2,9 +2,10 @@
 ** colvec_index.c — the nearest-neighbour index of a segment's vector
 ** column, whatever its type: the table of index types and the one choice
 ** among them, what every type shares (the quantizer and its codes, the
-** float32 vectors, rescoring), the exact-scan type, writing at compaction,
-** opening (cached in the segment handle's per-column slot) and searching.
-** The HNSW type is in colvec_index_hnsw.c. See colvecInt.h.
+** float32 vectors), the exact-scan type, writing at compaction, opening
+** (cached in the segment handle's per-column slot) and searching. The
+** HNSW type is in colvec_index_hnsw.c, rescoring (which every type calls)
+** in colvec_rescore.c. See colvecInt.h.
 */
 #include "colvecInt.h"
 
@@ -14,9 +15,6 @@
 
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
-
-/* Candidates rescored per batch-kernel call. */
-#define INDEX_RESCORE_BATCH 256
 
 static const ColvecIndexMethods indexExactMethods;
 
@@ -335,151 +333,6 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   h->aSlot[iCol].xFree = indexFree;
   *pp = p;
   return SQLITE_OK;
-}
-
-/* qsort comparator for candidate node ids. */
-static int indexNodeCmp(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Rescoring slower than this per vector means pages came from disk. */
-#define INDEX_COLD_MICROS 20.0
-/*
-** Rescoring faster than this per vector means every page was resident
-** (at most minor faults, which cost 1-3 us each on the test VM; a read
-** from storage costs tens of microseconds or more).
-*/
-#define INDEX_WARM_MICROS 5.0
-
-/*
-** Distances of the nOut mapped candidates (s->apVec, in row order) to the
-** query, several vectors per kernel call for l2 and dot, offered to pTopk.
-*/
-static void indexRescoreMapped(ColvecSegHandle *h, ColvecIndexScratch *s,
-                               const ColvecKnnQuery *q,
-                               const ColvecColumn *pCol, int nOut,
-                               ColvecTopk *pTopk) {
-  const ColvecKernels *pK = colvecKernelsBest();
-  int i;
-  if (pCol->eMetric == COLVEC_METRIC_L2 || pCol->eMetric == COLVEC_METRIC_DOT) {
-    int bL2 = pCol->eMetric == COLVEC_METRIC_L2;
-    for (i = 0; i < nOut; i += INDEX_RESCORE_BATCH) {
-      int j,
-          n = nOut - i < INDEX_RESCORE_BATCH ? nOut - i : INDEX_RESCORE_BATCH;
-      float aOut[INDEX_RESCORE_BATCH];
-      if (bL2) {
-        pK->xL2sqBatchF32((const float *)q->pVec,
-                          (const float *const *)&s->apVec[i], n, pCol->nDim,
-                          aOut);
-      } else {
-        pK->xDotBatchF32((const float *)q->pVec,
-                         (const float *const *)&s->apVec[i], n, pCol->nDim,
-                         aOut);
-      }
-      for (j = 0; j < n; j++) {
-        colvecTopkPush(pTopk, bL2 ? sqrt(aOut[j]) : -(double)aOut[j],
-                       h->aRowid[s->aNode[i + j]], s->aNode[i + j]);
-      }
-    }
-    return;
-  }
-  for (i = 0; i < nOut; i++) {
-    if (i + 4 < nOut) {
-      COLVEC_PREFETCH(s->apVec[i + 4]);
-      COLVEC_PREFETCH((const uint8_t *)s->apVec[i + 4] + 64);
-    }
-    colvecTopkPush(pTopk,
-                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec,
-                                  s->apVec[i], pCol->nDim),
-                   h->aRowid[s->aNode[i]], s->aNode[i]);
-  }
-}
-
-/*
-** Offers to pTopk the exact distances of the nOut candidates s->aNode, one
-** vector at a time through colvecLayoutVector (a mapped vector, or a read
-** into s->pBuf). Returns SQLITE_OK, or an error with *pzErr set
-** (SQLITE_IOERR_READ for a failed read, COLVEC_CORRUPT_VTAB).
-*/
-int colvecIndexExactEach(ColvecSegHandle *h, ColvecIndexScratch *s,
-                         const ColvecKnnQuery *q, const ColvecColumn *pCol,
-                         int nOut, ColvecTopk *pTopk, char **pzErr) {
-  const ColvecKernels *pK = colvecKernelsBest();
-  int i;
-  for (i = 0; i < nOut; i++) {
-    int rc;
-    const void *pVec =
-        colvecLayoutVector(h, pCol, q->iCol, s->aNode[i], s->pBuf, pzErr, &rc);
-    if (pVec == NULL) return rc;
-    colvecTopkPush(pTopk,
-                   colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
-                                  pCol->nDim),
-                   h->aRowid[s->aNode[i]], s->aNode[i]);
-  }
-  return SQLITE_OK;
-}
-
-/*
-** Rescores nOut candidates with their float32 vectors, in row order, and
-** offers them to pTopk. When the file is mapped without prefault and the
-** vectors may not be resident, every vector of the batch is asked for
-** (one MADV_WILLNEED each) before any is read: measured ~5x faster on a
-** cold cache than faulting them one by one. Once a batch shows the vectors
-** resident the hints are skipped (each costs a system call), until a slow
-** batch shows they are not. access=file reads each vector with pread.
-*/
-static int indexRescore(ColvecSegHandle *h, ColvecSegIndex *pIdx,
-                        ColvecIndexScratch *s, const ColvecKnnQuery *q,
-                        const ColvecColumn *pCol, int ePrefault, int nOut,
-                        ColvecTopk *pTopk, char **pzErr) {
-  int i;
-  qsort(s->aNode, (size_t)nOut, sizeof(uint32_t), indexNodeCmp);
-  if (pIdx->aVecBase) {
-    int bHint = ePrefault == COLVEC_PREFAULT_NONE && !pIdx->bWarm;
-    double tStart;
-    for (i = 0; i < nOut; i++) {
-      s->apVec[i] = pIdx->aVecBase + (size_t)s->aNode[i] * pCol->nByte;
-    }
-    if (bHint) {
-      for (i = 0; i < nOut; i++) {
-        colvecOsAdvise(s->apVec[i], pCol->nByte, COLVEC_ADVICE_WILLNEED);
-      }
-    }
-    /* only the reads are timed: the hints' own system calls would make a
-    ** resident batch look cold and keep the hints on for ever */
-    tStart = colvecOsMicros();
-    indexRescoreMapped(h, s, q, pCol, nOut, pTopk);
-    if (nOut > 0 && ePrefault == COLVEC_PREFAULT_NONE) {
-      double rPer = (colvecOsMicros() - tStart) / nOut;
-      if (bHint && rPer < INDEX_WARM_MICROS) pIdx->bWarm = 1;
-      if (!bHint && rPer > INDEX_COLD_MICROS) pIdx->bWarm = 0;
-    }
-    return SQLITE_OK;
-  }
-  return colvecIndexExactEach(h, s, q, pCol, nOut, pTopk, pzErr);
-}
-
-/* Offers a graph search's candidates to pTopk; see colvecInt.h. */
-int colvecIndexFinish(ColvecSegHandle *h, ColvecSegIndex *pIdx,
-                      ColvecIndexScratch *s, const ColvecKnnQuery *q,
-                      const ColvecColumn *pCol, int ePrefault, int nOut,
-                      ColvecTopk *pTopk, char **pzErr) {
-  if (pIdx->pQuant == NULL) {
-    /* traversed on the stored vectors: exact distances, which the search
-    ** kept in float; the results' are recomputed as an exact scan reports
-    ** them (double), so both kinds of segment rank alike */
-    return colvecIndexExactEach(h, s, q, pCol, nOut, pTopk, pzErr);
-  }
-  if (!q->bRescore) {
-    /* the codes' estimates as they are */
-    int i;
-    for (i = 0; i < nOut; i++) {
-      colvecTopkPush(pTopk, s->aDist[i], h->aRowid[s->aNode[i]], s->aNode[i]);
-    }
-    return SQLITE_OK;
-  }
-  return indexRescore(h, pIdx, s, q, pCol, ePrefault, nOut, pTopk, pzErr);
 }
 
 /*

@@ -502,8 +502,8 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     }
     if (rc != SQLITE_OK) return rc;
   }
-  return colvecIndexFinish(h, pIdx, s, q, pCol, pC->ePrefault, nOut, pTopk,
-                           pzErr);
+  return colvecRescoreFinish(h, pIdx, s, q, pCol, pC->ePrefault, nOut, pTopk,
+                             pzErr);
 }
 
 /* The HNSW index type. */

@@ -409,7 +409,7 @@ const void *colvecLayoutVector(ColvecSegHandle *h, const ColvecColumn *pCol,
                      &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    *pRc = colvecSegReadRc(rc, err.iErrno);
+    *pRc = colvecReadRc(rc, err.iErrno);
     return NULL;
   }
   return pBuf;

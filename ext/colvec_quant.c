@@ -76,13 +76,6 @@ static void quantPut32(uint8_t *p, uint32_t u) {
   p[3] = (uint8_t)(u >> 24);
 }
 
-/* Stores r at p as a little-endian IEEE float32. */
-void colvecQuantPutF32(uint8_t *p, float r) {
-  uint32_t u;
-  memcpy(&u, &r, 4);
-  quantPut32(p, u);
-}
-
 /* FNV-1a hash of n bytes: the checksum of the serialized form. */
 static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
   uint32_t h = 2166136261u;
@@ -92,34 +85,6 @@ static uint32_t quantChecksum(const uint8_t *a, int64_t n) {
     h *= 16777619u;
   }
   return h;
-}
-
-/*
-** Copies the nDim floats of v to aOut, dividing by the Euclidean norm when
-** the metric is cosine (a zero vector stays zero; a vector of subnormals
-** is divided in double).
-*/
-void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut) {
-  int i;
-  int n = pQuant->nDim;
-  memcpy(aOut, v, sizeof(float) * (size_t)n);
-  if (pQuant->eMetric == COLVEC_METRIC_COSINE) {
-    double s = 0.0;
-    for (i = 0; i < n; i++)
-      s += (double)v[i] * v[i];
-    if (s > 0.0) {
-      float rInv = (float)(1.0 / sqrt(s));
-      if (isfinite(rInv)) {
-        for (i = 0; i < n; i++)
-          aOut[i] *= rInv;
-      } else {
-        /* subnormal components: 1/|v| overflows a float, not a double */
-        double rNorm = sqrt(s);
-        for (i = 0; i < n; i++)
-          aOut[i] = (float)((double)v[i] / rNorm);
-      }
-    }
-  }
 }
 
 /*

@@ -452,11 +452,45 @@ colvecQuantBatchLoop(const ColvecQuantQuery *pQuery,
   }
 }
 
-/* Copies v (nDim floats) to aOut, normalised when the metric is cosine. */
-void colvecQuantInput(const ColvecQuant *pQuant, const float *v, float *aOut);
+/*
+** Copies the nDim floats of v to aOut, dividing by the Euclidean norm when
+** the metric is cosine (a zero vector stays zero; a vector of subnormals
+** is divided in double). Here, not in colvec_quant.c, because the
+** quantizer types' files call it and colvec_quant.c calls them.
+*/
+static inline void colvecQuantInput(const ColvecQuant *pQuant, const float *v,
+                                    float *aOut) {
+  int i;
+  int n = pQuant->nDim;
+  memcpy(aOut, v, sizeof(float) * (size_t)n);
+  if (pQuant->eMetric == COLVEC_METRIC_COSINE) {
+    double s = 0.0;
+    for (i = 0; i < n; i++)
+      s += (double)v[i] * v[i];
+    if (s > 0.0) {
+      float rInv = (float)(1.0 / sqrt(s));
+      if (isfinite(rInv)) {
+        for (i = 0; i < n; i++)
+          aOut[i] *= rInv;
+      } else {
+        /* subnormal components: 1/|v| overflows a float, not a double */
+        double rNorm = sqrt(s);
+        for (i = 0; i < n; i++)
+          aOut[i] = (float)((double)v[i] / rNorm);
+      }
+    }
+  }
+}
 
-/* Stores a little-endian float at p (any alignment). */
-void colvecQuantPutF32(uint8_t *p, float r);
+/* Stores r at p as a little-endian IEEE float32 (any alignment). */
+static inline void colvecQuantPutF32(uint8_t *p, float r) {
+  uint32_t u;
+  memcpy(&u, &r, 4);
+  p[0] = (uint8_t)u;
+  p[1] = (uint8_t)(u >> 8);
+  p[2] = (uint8_t)(u >> 16);
+  p[3] = (uint8_t)(u >> 24);
+}
 
 /* Loads a little-endian 32-bit integer from p (inline: per-code factors). */
 static inline uint32_t colvecQuantGet32(const uint8_t *p) {

@@ -374,14 +374,6 @@ static int segMissing(ColvecSegTable *p, int64_t iSegid, const char *zPath,
   return COLVEC_CORRUPT_VTAB;
 }
 
-/* Maps a segment read's failure to an SQLite code; see colvecInt.h. */
-int colvecSegReadRc(int rc, int iErrno) {
-  if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
-  if (rc == COLVEC_IOERR && iErrno == ENOMEM) return SQLITE_NOMEM;
-  if (rc == COLVEC_IOERR && iErrno != 0) return SQLITE_IOERR_READ;
-  return COLVEC_CORRUPT_VTAB; /* a bad file, or shorter than it says */
-}
-
 /*************************************************************************
 ** Embedded tables: the segment files are a cache of the bytes the
 ** database holds (colvecStorageSegDataRead).
@@ -621,7 +613,7 @@ static int segHandleOpenFile(ColvecSegTable *p, const ColvecStore *pStore,
   } else if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg
                                                : "colvec: cannot open segment");
-    rc = colvecSegReadRc(rc, err.iErrno);
+    rc = colvecReadRc(rc, err.iErrno);
   } else if (colvecSegHeaderChecksum(h->pSeg) != h->cksum ||
              (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
              colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
@@ -753,7 +745,7 @@ static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, int bMemo,
   }
   if (rc == COLVEC_INTERRUPT) return colvecTickError(pzErr);
   *pzErr = sqlite3_mprintf("%s", err.zMsg);
-  return colvecSegReadRc(rc, err.iErrno);
+  return colvecReadRc(rc, err.iErrno);
 }
 
 /*

@@ -61,6 +61,42 @@ struct VecapiFunc {
   int bSubtype; /* non-zero: sets a result subtype */
 };
 
+/* colvec_debug() and vec_debug(): one line per build fact; see colvecInt.h. */
+void colvecVecapiDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
+  char *z;
+  (void)argc;
+  (void)argv;
+  z = sqlite3_mprintf("version=%s\n"
+                      "sqlite_version=%s\n"
+                      "sqlite_min_version=%d\n"
+                      "kernels_available=%s\n"
+                      "kernels_chosen=%s\n"
+                      "code_kernels=%s\n"
+                      "page_size=%lld\n"
+                      "mmap_fallbacks=%d (segments read with access=file: "
+                      "too large for the address space)\n"
+                      "build=%s\n"
+                      "source=%s",
+                      COLVEC_VERSION, sqlite3_libversion(),
+                      COLVEC_MIN_SQLITE_VERSION_NUMBER,
+                      colvecKernelsAvailable(), colvecKernelsBest()->zName,
+                      colvecQuantKernelName(), (long long)colvecOsPageSize(),
+                      colvecSegMapFallbacks(),
+#ifdef COLVEC_DEBUG
+                      "debug"
+#else
+                      "release"
+#endif
+                      ,
+#ifdef COLVEC_AMALGAMATION
+                      "amalgamation"
+#else
+                      "files"
+#endif
+  );
+  sqlite3_result_text(pCtx, z, -1, sqlite3_free);
+}
+
 /* Returns the subtype of a vector of type eElem; see colvecInt.h. */
 int colvecVecapiSubtype(ColvecElem eElem) {
   switch (eElem) {
@@ -889,7 +925,7 @@ int colvecVecapiRegister(sqlite3 *db) {
       {"vec_distance_cosine", 2, vecapiDistance, COLVEC_METRIC_COSINE, 0},
       {"vec_distance_hamming", 2, vecapiDistance, COLVEC_METRIC_HAMMING, 0},
       {"vec_version", 0, vecapiVersion, 0, 0},
-      {"vec_debug", 0, colvecFuncDebug, 0, 0},
+      {"vec_debug", 0, colvecVecapiDebug, 0, 0},
   };
   int bNewer = sqlite3_libversion_number() >= 3045000;
   int bVecEach = !vecapiHasFunction(db, "vec_version", 0);
@@ -900,7 +936,7 @@ int colvecVecapiRegister(sqlite3 *db) {
     const VecapiFunc *pF = &aFunc[i];
     int bVec = pF->zName[0] == 'v';
     int eFlags = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_SUBTYPE;
-    if (pF->xFunc != colvecFuncDebug) eFlags |= SQLITE_DETERMINISTIC;
+    if (pF->xFunc != colvecVecapiDebug) eFlags |= SQLITE_DETERMINISTIC;
     if (pF->bSubtype && bNewer) eFlags |= SQLITE_RESULT_SUBTYPE;
     if (bVec && vecapiHasFunction(db, pF->zName, pF->nArg)) continue;
     rc = sqlite3_create_function_v2(

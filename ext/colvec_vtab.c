@@ -78,14 +78,6 @@ ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab) {
   return p;
 }
 
-/* Reports a damaged table's error; see colvecInt.h. */
-int colvecVtabDamaged(ColvecVtab *pTab) {
-  if (pTab->zDamage == NULL) return SQLITE_OK;
-  sqlite3_free(pTab->base.zErrMsg);
-  pTab->base.zErrMsg = sqlite3_mprintf("%s", pTab->zDamage);
-  return COLVEC_CORRUPT_VTAB;
-}
-
 /* Frees a table object and everything it owns (NULL allowed). */
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {

@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
 done
 pkgs=(build-essential autoconf automake libtool pkg-config libsqlite3-dev
       sqlite3 tcl libsqlite3-tcl check locales clang-format clang strace python3 \
+      cflow \
       e2fsprogs musl-tools python3-venv python3-wheel \
       libdqlite0 go-dqlite \
       "${cross[@]}" "${wasm[@]}" "$@")

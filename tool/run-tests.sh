@@ -7,6 +7,7 @@
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
 # the Windows build under wine (`make check-windows`) unless
 # COLVEC_NO_WINDOWS=1, checks the sources' format (`make format-check`)
+# and that calls go one way (`make callgraph-check`),
 # and the release tarball (tool/dist-check.sh), then builds for the CPUs
 # in COLVEC_CROSS with tool/cross-check.sh (default "aarch64 i386", both
 # under qemu-user, the Check and Tcl suites: about 20 minutes together;
@@ -146,6 +147,11 @@ if [ -f build/Makefile ]; then
     fail=$((fail + 1))
   fi
   leg_end
+  # Calls go one way: no file of ext/ calls into a file that calls it
+  # (tool/callgraph.tcl lists any circle).
+  echo "== call graph"
+  step "call graph" build/callgraph.out '^callgraph:' \
+    make -C build callgraph-check
 fi
 if [ -f build/Makefile ]; then
   # The release tarball: complete, and builds and tests from a clean unpack
