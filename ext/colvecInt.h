@@ -102,6 +102,15 @@ int colvecReadRc(int rc, int iErrno);
 ** Interface to code in colvec_config.c (CREATE arguments)
 */
 
+/*
+** Returns 1 when zSql, a table's statement in sqlite_schema, creates a
+** virtual table of module colvec: the name after USING, read as SQLite
+** reads it (any case, quoted or not, white space and comments between the
+** words), else 0 (also for NULL). The one test of "is this a colvec
+** table" (colvec_check(), colvec_backup()).
+*/
+int colvecConfigIsColvecSql(const char *zSql);
+
 /* Types of attribute (non-vector) columns. */
 typedef enum ColvecAttr {
   COLVEC_ATTR_INTEGER = 0, /* 64-bit integer (also "int", "boolean") */

@@ -201,9 +201,9 @@ static int backupCheckDest(BackupCall *p) {
 }
 
 /*
-** Lists, in p->azTab, the virtual tables of the schema whose statement
-** names colvec after USING (candidates: backupOpenTables keeps the colvec
-** ones), and allocates the per-table arrays. Returns SQLITE_OK or an error
+** Lists, in p->azTab, the colvec tables of the schema (their statement
+** names colvec after USING), and allocates the per-table arrays. Returns
+*SQLITE_OK or an error
 ** set in p.
 */
 static int backupListTables(BackupCall *p) {
@@ -219,8 +219,7 @@ static int backupListTables(BackupCall *p) {
   while (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
     const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zCreate = (const char *)sqlite3_column_text(pStmt, 1);
-    if (zName == NULL || zCreate == NULL ||
-        sqlite3_strlike("%USING%colvec%", zCreate, 0) != 0) {
+    if (zName == NULL || !colvecConfigIsColvecSql(zCreate)) {
       continue;
     }
     if (p->nTab == nAlloc) {
@@ -260,8 +259,8 @@ static int backupListTables(BackupCall *p) {
 
 /*
 ** Connects every table of p->azTab (a statement on each, kept prepared so
-** the table stays connected), forgets those that are not colvec tables
-** (another module whose statement mentions colvec), and brings each colvec
+** the table stays connected), forgets any that colvec did not connect
+** (the list holds colvec tables only: a safety net), and brings each colvec
 ** table's segment set to the held snapshot, which opens every segment file
 ** it names. Returns SQLITE_OK or an error set in p.
 */

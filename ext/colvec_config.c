@@ -932,3 +932,104 @@ int colvecConfigStorageChoose(sqlite3 *db, ColvecConfig *p, char **pzErr) {
       p->zName, p->zDb, pVfs && pVfs->zName ? pVfs->zName : "unknown");
   return SQLITE_ERROR;
 }
+
+/*
+** Moves past the white space and comments at z; returns the first byte
+** of what follows.
+*/
+static const char *configSkipSpace(const char *z) {
+  for (;;) {
+    while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f' ||
+           *z == '\v') {
+      z++;
+    }
+    if (z[0] == '-' && z[1] == '-') {
+      while (*z && *z != '\n')
+        z++;
+    } else if (z[0] == '/' && z[1] == '*') {
+      const char *zEnd = strstr(z + 2, "*/");
+      z = zEnd ? zEnd + 2 : z + strlen(z);
+    } else {
+      return z;
+    }
+  }
+}
+
+/*
+** Reads the SQL token at z (after any white space): a quoted name ("..",
+** '..', `..` with their doubled quotes, or [..]), a bare word, or one other
+** character. Sets *pn to its length (0 at the end of the text) and returns
+** where it starts.
+*/
+static const char *configToken(const char *z, int *pn) {
+  const char *zStart = configSkipSpace(z);
+  const char *p = zStart;
+  char cEnd = 0;
+  if (*p == '"' || *p == '\'' || *p == '`') cEnd = *p;
+  if (*p == '[') cEnd = ']';
+  if (cEnd) {
+    for (p++; *p; p++) {
+      if (*p == cEnd) {
+        if (cEnd != ']' && p[1] == cEnd) {
+          p++;
+        } else {
+          p++;
+          break;
+        }
+      }
+    }
+  } else if (*p == '_' || *p == '$' || (*p & 0x80) ||
+             (*p >= '0' && *p <= '9') ||
+             ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')) {
+    while (*p == '_' || *p == '$' || (*p & 0x80) || (*p >= '0' && *p <= '9') ||
+           ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')) {
+      p++;
+    }
+  } else if (*p) {
+    p++;
+  }
+  *pn = (int)(p - zStart);
+  return zStart;
+}
+
+/* Whether token z (n bytes) is word zWord, in any case, unquoted. */
+static int configTokenIs(const char *z, int n, const char *zWord) {
+  return n == (int)strlen(zWord) && sqlite3_strnicmp(z, zWord, n) == 0;
+}
+
+/* Whether a table's CREATE statement names colvec; see colvecInt.h. */
+int colvecConfigIsColvecSql(const char *zSql) {
+  static const char *const azHead[] = {"CREATE", "VIRTUAL", "TABLE"};
+  const char *z = zSql;
+  const char *zTok;
+  int i, n;
+  if (z == NULL) return 0;
+  for (i = 0; i < 3; i++) {
+    zTok = configToken(z, &n);
+    if (!configTokenIs(zTok, n, azHead[i])) return 0;
+    z = zTok + n;
+  }
+  zTok = configToken(z, &n);
+  if (configTokenIs(zTok, n, "IF")) {
+    /* IF NOT EXISTS */
+    for (i = 0; i < 2; i++) {
+      zTok = configToken(zTok + n, &n);
+    }
+    zTok = configToken(zTok + n, &n);
+  }
+  if (n == 0) return 0;
+  z = zTok + n; /* past the table name or the schema name */
+  zTok = configToken(z, &n);
+  if (n == 1 && zTok[0] == '.') {
+    zTok = configToken(zTok + n, &n); /* the table name */
+    zTok = configToken(zTok + n, &n);
+  }
+  if (!configTokenIs(zTok, n, "USING")) return 0;
+  zTok = configToken(zTok + n, &n);
+  if (n >= 2 &&
+      (zTok[0] == '"' || zTok[0] == '\'' || zTok[0] == '`' || zTok[0] == '[')) {
+    /* a quoted module name: "colvec" (no doubled quote can be in it) */
+    return n == 8 && sqlite3_strnicmp(zTok + 1, "colvec", 6) == 0;
+  }
+  return configTokenIs(zTok, n, "colvec");
+}

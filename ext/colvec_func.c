@@ -147,7 +147,7 @@ static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   sqlite3_free(zSql);
   if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
     const char *zDef = (const char *)sqlite3_column_text(pStmt, 0);
-    bColvec = zDef && sqlite3_strlike("%USING colvec(%", zDef, 0) == 0;
+    bColvec = colvecConfigIsColvecSql(zDef);
   }
   sqlite3_finalize(pStmt);
   if (rc != SQLITE_OK || !bColvec) {
