@@ -476,10 +476,13 @@ const void *colvecLayoutVector(ColvecSegHandle *h, const ColvecColumn *pCol,
 ** Returns the bytes of index part ePart of vector column iCol of h,
 ** *pnByte long: a pointer into the mapping, or (access=file) a buffer read
 ** into *ppOwned (caller frees). A missing part returns NULL with *pnByte 0
-** and *pzErr unset; an error returns NULL with *pzErr set.
+** and *pRc unchanged; an error returns NULL with *pRc set: SQLITE_NOMEM,
+** SQLITE_IOERR_READ (the read failed) or COLVEC_CORRUPT_VTAB (the file is
+** shorter than it says), with the reader's message in *pzErr.
 */
 const void *colvecLayoutPart(ColvecSegHandle *h, int iCol, int ePart,
-                             void **ppOwned, int64_t *pnByte, char **pzErr);
+                             void **ppOwned, int64_t *pnByte, char **pzErr,
+                             int *pRc);
 
 /* The index parts column iCol of h has, as colvecLayoutIndexParts()
 ** gives them. */

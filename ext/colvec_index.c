@@ -200,17 +200,16 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
 ** Loads the rows of column iCol of h that its codes leave out (the EXACT
 ** part, if any) into p->aExactRow and their bitmap p->aExact, checking
 ** that they ascend strictly below the row count. Returns SQLITE_OK,
-** SQLITE_NOMEM, SQLITE_IOERR (*pzErr set) or COLVEC_CORRUPT_VTAB.
+** SQLITE_NOMEM, SQLITE_IOERR_READ (*pzErr set) or COLVEC_CORRUPT_VTAB.
 */
 static int indexOpenExact(ColvecSegHandle *h, int iCol, ColvecSegIndex *p,
                           char **pzErr) {
   void *pOwned = NULL;
   int64_t n = 0, i;
-  const uint8_t *a = (const uint8_t *)colvecLayoutPart(
-      h, iCol, COLVEC_LAYOUT_EXACT, &pOwned, &n, pzErr);
   int rc = SQLITE_OK;
+  const uint8_t *a = (const uint8_t *)colvecLayoutPart(
+      h, iCol, COLVEC_LAYOUT_EXACT, &pOwned, &n, pzErr, &rc);
   if (a == NULL) {
-    if (*pzErr) rc = pOwned ? SQLITE_IOERR : SQLITE_NOMEM;
     sqlite3_free(pOwned);
     return rc;
   }
@@ -240,7 +239,8 @@ static int indexOpenExact(ColvecSegHandle *h, int iCol, ColvecSegIndex *p,
 
 /*
 ** Opens (once per segment and column) the index of column iCol of h.
-** Returns SQLITE_OK with *pp set, or COLVEC_CORRUPT_VTAB / SQLITE_NOMEM.
+** Returns SQLITE_OK with *pp set, or COLVEC_CORRUPT_VTAB, SQLITE_NOMEM or
+** SQLITE_IOERR_READ (a failed read, access=file).
 */
 static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
                      ColvecSegIndex **pp, char **pzErr) {
@@ -265,7 +265,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   memset(p, 0, sizeof(*p));
   p->aVecBase = h->aCol[iCol].aVec;
   a = (const uint8_t *)colvecLayoutPart(h, iCol, COLVEC_LAYOUT_QUANT,
-                                        &p->pCodeOwned, &n, pzErr);
+                                        &p->pCodeOwned, &n, pzErr, &rc);
   if (a) {
     void *pTmp = p->pCodeOwned;
     int rcQ = colvecQuantDeserialize(a, n, &p->pQuant);
@@ -278,10 +278,10 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     sqlite3_free(pTmp);
     if (rc == SQLITE_OK) {
       p->nCodeBytes = colvecQuantCodeBytes(p->pQuant);
-      p->aCode = (const uint8_t *)colvecLayoutPart(h, iCol, COLVEC_LAYOUT_CODES,
-                                                   &p->pCodeOwned, &n, pzErr);
-      if (*pzErr) {
-        rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
+      p->aCode = (const uint8_t *)colvecLayoutPart(
+          h, iCol, COLVEC_LAYOUT_CODES, &p->pCodeOwned, &n, pzErr, &rc);
+      if (rc != SQLITE_OK) {
+        /* the read's or the allocation's error, as it is */
       } else if (p->aCode == NULL || n != (int64_t)p->nCodeBytes * h->nRow) {
         rc = COLVEC_CORRUPT_VTAB;
       } else if (p->pCodeOwned == NULL) {
@@ -290,8 +290,6 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
         colvecOsAdvise(p->aCode, n, COLVEC_ADVICE_POPULATE);
       }
     }
-  } else if (*pzErr) {
-    rc = p->pCodeOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
   }
   if (rc == SQLITE_OK && p->pQuant) {
     rc = indexOpenExact(h, iCol, p, pzErr);
@@ -299,7 +297,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   p->pMethods = indexType(colvecLayoutPartMask(h, iCol));
   if (rc == SQLITE_OK && p->pMethods->xOpen) {
     a = (const uint8_t *)colvecLayoutPart(h, iCol, p->pMethods->ePart,
-                                          &p->pStateOwned, &n, pzErr);
+                                          &p->pStateOwned, &n, pzErr, &rc);
     if (a && p->pStateOwned == NULL) {
       colvecOsAdvise(a, n, COLVEC_ADVICE_POPULATE);
     }
@@ -310,9 +308,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
       } else if (rcT != COLVEC_OK) {
         rc = COLVEC_CORRUPT_VTAB;
       }
-    } else if (*pzErr) {
-      rc = p->pStateOwned ? SQLITE_IOERR : SQLITE_NOMEM; /* read or malloc */
-    } else {
+    } else if (rc == SQLITE_OK) {
       p->pMethods = &indexExactMethods; /* unreachable: the part is there */
     }
   }
@@ -327,7 +323,7 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
           (long long)h->iSegid, pC->zName, pCol->zName);
     }
     indexFree(p);
-    return rc == SQLITE_IOERR ? rc : COLVEC_CORRUPT_VTAB;
+    return (rc & 0xff) == SQLITE_IOERR ? rc : COLVEC_CORRUPT_VTAB;
   }
   h->aSlot[iCol].p = p;
   h->aSlot[iCol].xFree = indexFree;

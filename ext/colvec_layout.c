@@ -202,25 +202,22 @@ int colvecLayoutWritePart(ColvecSegWriter *pW, int iCol, int ePart, int nStride,
 */
 
 /*
-** The code of a failed layoutBytes() call whose buffer slot is pOwned: a
-** buffer was allocated, so the read failed (SQLITE_IOERR_READ), else the
-** allocation did (SQLITE_NOMEM).
-*/
-static int layoutBytesRc(void *pOwned) {
-  return pOwned ? SQLITE_IOERR_READ : SQLITE_NOMEM;
-}
-
-/*
 ** Returns the bytes of section pSec of h (NULL: a missing section, which
-** returns NULL with *pnByte 0 and *pzErr unset): a pointer into the
+** returns NULL with *pnByte 0 and *pRc unchanged): a pointer into the
 ** mapping, or (access=file) a buffer read into *ppOwned (caller frees).
-** An error returns NULL with *pzErr set.
+** An error returns NULL with *pRc set: SQLITE_NOMEM when the buffer could
+** not be allocated, else what the read's failure means (colvecReadRc:
+** SQLITE_NOMEM, SQLITE_IOERR_READ or COLVEC_CORRUPT_VTAB) with the
+** reader's message in *pzErr.
 */
 static const void *layoutBytes(ColvecSegHandle *h, const ColvecSegSection *pSec,
-                               void **ppOwned, int64_t *pnByte, char **pzErr) {
+                               void **ppOwned, int64_t *pnByte, char **pzErr,
+                               int *pRc) {
   ColvecErr err;
   const void *a;
+  int rc;
   err.zMsg[0] = 0;
+  err.iErrno = 0;
   *pnByte = 0;
   if (pSec == NULL) return NULL;
   *pnByte = pSec->nByte;
@@ -228,12 +225,13 @@ static const void *layoutBytes(ColvecSegHandle *h, const ColvecSegSection *pSec,
   if (a) return a;
   *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
   if (*ppOwned == NULL) {
-    *pzErr = sqlite3_mprintf("colvec: out of memory");
+    *pRc = SQLITE_NOMEM;
     return NULL;
   }
-  if (colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
-      COLVEC_OK) {
+  rc = colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err);
+  if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    *pRc = colvecReadRc(rc, err.iErrno);
     return NULL;
   }
   return *ppOwned;
@@ -255,9 +253,11 @@ int colvecLayoutOpen(const ColvecConfig *pC, ColvecSegHandle *h,
   if (h->nRow > 0) {
     void *pOwned = NULL;
     int64_t nByte;
-    h->aRowid = (const int64_t *)layoutBytes(h, pSec, &pOwned, &nByte, pzErr);
+    int rc = SQLITE_OK;
+    h->aRowid =
+        (const int64_t *)layoutBytes(h, pSec, &pOwned, &nByte, pzErr, &rc);
     h->aRowidOwned = (int64_t *)pOwned;
-    if (h->aRowid == NULL) return layoutBytesRc(pOwned);
+    if (h->aRowid == NULL) return rc;
   }
   for (i = 0; i < pC->nCol; i++) {
     const ColvecColumn *pCol = &pC->aCol[i];
@@ -304,7 +304,7 @@ void colvecLayoutClose(const ColvecConfig *pC, ColvecSegHandle *h) {
 /*
 ** Loads the view of attribute column iCol of h (colvecLayoutView when it
 ** is not loaded yet). Returns SQLITE_OK with *ppView set, or an error with
-** *pzErr set.
+** *pzErr set (SQLITE_NOMEM may leave it unset).
 */
 static int layoutViewLoad(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
                           const ColvecColumnView **ppView, char **pzErr) {
@@ -313,6 +313,7 @@ static int layoutViewLoad(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
   ColvecColumnView *pView;
   void **apOwned;
   int64_t nByte = 0, nNull = 0;
+  int rc = SQLITE_OK;
   pCol = &pC->aCol[iCol];
   pView = &pL->view;
   apOwned = pL->apOwned;
@@ -323,15 +324,15 @@ static int layoutViewLoad(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
   apOwned[0] = apOwned[1] = apOwned[2] = NULL;
   memset(pView, 0, sizeof(*pView));
   pView->nRow = h->nRow;
-  pView->aNull = layoutBytes(h, pL->pNull, &apOwned[2], &nNull, pzErr);
-  if (*pzErr) return layoutBytesRc(apOwned[2]);
+  pView->aNull = layoutBytes(h, pL->pNull, &apOwned[2], &nNull, pzErr, &rc);
+  if (rc != SQLITE_OK) return rc;
   switch (pCol->eAttr) {
   case COLVEC_ATTR_INTEGER:
   case COLVEC_ATTR_REAL:
     pView->eStore = pCol->eAttr == COLVEC_ATTR_INTEGER ? COLVEC_STORE_INT64
                                                        : COLVEC_STORE_DOUBLE;
-    pView->aInt = layoutBytes(h, pL->pMain, &apOwned[0], &nByte, pzErr);
-    if (*pzErr) return layoutBytesRc(apOwned[0]);
+    pView->aInt = layoutBytes(h, pL->pMain, &apOwned[0], &nByte, pzErr, &rc);
+    if (rc != SQLITE_OK) return rc;
     if (pView->aInt == NULL && h->nRow > 0) goto corrupt;
     if (nByte != h->nRow * 8) goto corrupt;
     if (pCol->eAttr == COLVEC_ATTR_REAL) {
@@ -342,12 +343,12 @@ static int layoutViewLoad(const ColvecConfig *pC, ColvecSegHandle *h, int iCol,
   default:
     pView->eStore =
         pCol->eAttr == COLVEC_ATTR_TEXT ? COLVEC_STORE_TEXT : COLVEC_STORE_BLOB;
-    pView->aOff = layoutBytes(h, pL->pMain, &apOwned[0], &nByte, pzErr);
-    if (*pzErr) return layoutBytesRc(apOwned[0]);
+    pView->aOff = layoutBytes(h, pL->pMain, &apOwned[0], &nByte, pzErr, &rc);
+    if (rc != SQLITE_OK) return rc;
     if (pView->aOff == NULL) goto corrupt;
     nByte = 0;
-    pView->aByte = layoutBytes(h, pL->pBytes, &apOwned[1], &nByte, pzErr);
-    if (*pzErr) return layoutBytesRc(apOwned[1]);
+    pView->aByte = layoutBytes(h, pL->pBytes, &apOwned[1], &nByte, pzErr, &rc);
+    if (rc != SQLITE_OK) return rc;
     pView->nByte = nByte;
     if (pView->aOff[h->nRow] > nByte || pView->aOff[0] != 0) goto corrupt;
     {
@@ -417,8 +418,10 @@ const void *colvecLayoutVector(ColvecSegHandle *h, const ColvecColumn *pCol,
 
 /* Bytes of one index part of a column; see colvecInt.h. */
 const void *colvecLayoutPart(ColvecSegHandle *h, int iCol, int ePart,
-                             void **ppOwned, int64_t *pnByte, char **pzErr) {
-  return layoutBytes(h, h->aCol[iCol].apPart[ePart], ppOwned, pnByte, pzErr);
+                             void **ppOwned, int64_t *pnByte, char **pzErr,
+                             int *pRc) {
+  return layoutBytes(h, h->aCol[iCol].apPart[ePart], ppOwned, pnByte, pzErr,
+                     pRc);
 }
 
 /* The index parts a segment column has; see colvecInt.h. */
