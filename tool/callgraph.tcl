@@ -18,16 +18,9 @@
 # file) and exits 1 when one is not in the allow-list below; with -dot,
 # prints the graph in Graphviz form instead.
 
-# Circles tolerated for now, each a sorted list of its files, with why.
-set allow {
-  {colvec_os.c colvec_os_mem.c}
-}
-# colvec_os.c <-> colvec_os_mem.c: the POSIX calls branch to the memory
-# folders of :memory: and temporary tables (the magic path prefix), and
-# the memory folders use the POSIX file's list and error helpers. It goes
-# when where a segment's bytes live becomes a type of its own (files,
-# memory, database) and the os layer knows POSIX and Win32 only: then
-# remove this entry.
+# Circles tolerated for now, each a sorted list of its files with a
+# comment saying why and what removes it. None: calls go one way.
+set allow {}
 
 # Returns the text of running the command line $args, or exits with its
 # error.
