@@ -159,6 +159,9 @@ struct ColvecConfig {
   int nDeltaRows;     /* delta_rows=N: compaction threshold */
   int eAccess;        /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
   int ePrefault;      /* prefault=none|willneed|populate */
+  int bNoVerify;      /* verify=none: a sidecar file's section checksums
+                      ** are not verified before its first use in a
+                      ** process (verify=open, the default: they are) */
   int nBuildThread;   /* build_threads=N for HNSW builds */
   int iPk;            /* declared position of sqlite-vec's "id integer
                       ** primary key" (an alias of the rowid, not stored)
@@ -579,6 +582,9 @@ struct ColvecSegTable {
   ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
   const ColvecStore *pStore;   /* where they live (colvecSegDbStore) */
+  int bNoDir;                  /* zDir is a file or a link (embedded table):
+                               ** segments are read into memory, nothing
+                               ** is read or written there */
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
@@ -647,8 +653,9 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
 ** Opens the segment set of a table in folder zFolder (validated or just
 ** made), whose manifest and tombstones pStorage reads (it must outlive the
 ** set), but reads nothing yet; a symbolic link or file in the folder's
-** place is SQLITE_CORRUPT_VTAB. Returns SQLITE_OK with *pp set, or an
-** error with *pzErr set.
+** place is SQLITE_CORRUPT_VTAB, except for an embedded table, which then
+** reads its segments from the database into memory (bNoDir). Returns
+** SQLITE_OK with *pp set, or an error with *pzErr set.
 */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
                        ColvecStorage *pStorage, const char *zFolder,

@@ -173,6 +173,14 @@ int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   int bNow = colvecStorageEmbedded(pStorage), rc = SQLITE_OK, i;
   if (bNow < 0) return -bNow;
   if (bNow == bEmbed) return SQLITE_OK;
+  if (pSegs->bNoDir) {
+    /* its segments are in memory: a sidecar table would have no files */
+    *pzErr = sqlite3_mprintf("colvec: table %s: cannot keep its segments "
+                             "beside the database: %s is not a folder "
+                             "(symbolic links are not followed)",
+                             pSegs->pConfig->zName, pSegs->zDir);
+    return SQLITE_CANTOPEN;
+  }
   /* opens every live segment: while still embedded, a missing cache file
   ** is rebuilt before the bytes go */
   rc = colvecSegTableRefresh(pSegs, pzErr);
@@ -252,8 +260,16 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     zTmp = colvecSegPath(pSegs->zDir, iSegid, ".tmp");
     zPath = colvecSegPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && pSegs->bNoDir) {
+      /* a file or a link where the folder should be: never written through */
+      *pzErr = sqlite3_mprintf("colvec: table %s: cannot write a segment: "
+                               "%s is not a folder (symbolic links are not "
+                               "followed)",
+                               pC->zName, pSegs->zDir);
+      rc = SQLITE_CANTOPEN;
+    }
     if (rc == SQLITE_OK) {
-      int rcDir = pSegs->pStore->xMkdirP(pSegs->zDir, &err);
+      int rcDir = pSegs->pStore->xMkdirUp(pSegs->zDir, 1, &err);
       if (rcDir != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
@@ -464,8 +480,12 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
   err.iErrno = 0;
-  if (pSegs->pStore->xListDir(pSegs->zDir, NULL, &azName, &nName, &err) !=
-      COLVEC_OK) {
+  if (pSegs->bNoDir) {
+    /* a file or a link where the folder should be: nothing is deleted
+    ** through it, and the trash rows stay */
+    bKeepTrash = 1;
+  } else if (pSegs->pStore->xListDir(pSegs->zDir, NULL, &azName, &nName,
+                                     &err) != COLVEC_OK) {
     /* no folder: no file to delete, but trash rows to drop; a folder that
     ** cannot be listed keeps them, so that a later cleanup deletes their
     ** files (a file no row names would be reported by integrity-check) */
@@ -529,7 +549,7 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     return rc;
   }
-  if (bCountersOnly) return SQLITE_OK;
+  if (bCountersOnly || pSegs->bNoDir) return SQLITE_OK;
   if (pSegs->pStore->xListDir(pSegs->zDir, ".seg", &azName, &nName, NULL) !=
       COLVEC_OK) {
     return SQLITE_OK; /* no folder: missing files are found by opening */

@@ -22,6 +22,10 @@
 **   delta_rows=N                  rows kept in the delta before compaction
 **   access=mmap|file              how segment files are read
 **   prefault=none|willneed|populate  what to do when a segment is opened
+**   verify=open|none              whether every section checksum of a
+**                                 sidecar file is verified before its
+**                                 first use in a process (embedded
+**                                 tables' cache files always are)
 **   build_threads=N               threads for HNSW builds (default: half
 **                                 the cores, 1 to 4)
 **   storage=sidecar|embedded      whether segment bytes are also kept in
@@ -45,6 +49,7 @@
 */
 #include "colvecInt.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -497,16 +502,39 @@ static int configParseCount(const char *zVal, int nMax) {
   return (z == zVal || *z || n < 1 || n > nMax) ? 0 : (int)n;
 }
 
+/* azAccess etc.: the values of a table option that names a choice, in
+** the order of the numbers they set, NULL-terminated. */
+static const char *const azAccess[] = {"mmap", "file", NULL};
+static const char *const azPrefault[] = {"none", "willneed", "populate", NULL};
+static const char *const azStorage[] = {"sidecar", "embedded", NULL};
+static const char *const azVerify[] = {"open", "none", NULL};
+
+/* A table option whose value is one of a few names. */
+typedef struct ConfigChoice ConfigChoice;
+struct ConfigChoice {
+  const char *zKey;         /* option name */
+  const char *const *azVal; /* its values (NULL-terminated) */
+  const char *zExpect;      /* them, as the error message lists them */
+  size_t iOffset;           /* the int of ColvecConfig set to the index */
+};
+
+/* The table options that name a choice. */
+static const ConfigChoice aChoice[] = {
+    {"access", azAccess, "mmap or file", offsetof(ColvecConfig, eAccess)},
+    {"prefault", azPrefault, "none, willneed or populate",
+     offsetof(ColvecConfig, ePrefault)},
+    {"verify", azVerify, "open or none", offsetof(ColvecConfig, bNoVerify)},
+    {"storage", azStorage, "sidecar or embedded",
+     offsetof(ColvecConfig, eStorage)},
+};
+
 /*
 ** Applies one table option "key=value" (delta_rows, access, prefault,
-** build_threads, storage) to p.
+** verify, build_threads, storage) to p.
 ** Returns SQLITE_OK or SQLITE_ERROR with *pzErr set.
 */
 static int configParseTableOption(ColvecConfig *p, const char *zOpt,
                                   char **pzErr) {
-  static const char *const azAccess[] = {"mmap", "file"};
-  static const char *const azPrefault[] = {"none", "willneed", "populate"};
-  static const char *const azStorage[] = {"sidecar", "embedded"};
   const char *zEq = strchr(zOpt, '=');
   const char *zVal = zEq + 1;
   int nKey = (int)(zEq - zOpt);
@@ -534,38 +562,22 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     p->nBuildThread = n;
     return SQLITE_OK;
   }
-  if (nKey == 6 && sqlite3_strnicmp(zOpt, "access", 6) == 0) {
-    for (i = 0; i < 2; i++) {
-      if (sqlite3_stricmp(zVal, azAccess[i]) == 0) {
-        p->eAccess = i;
+  for (i = 0; i < (int)(sizeof(aChoice) / sizeof(aChoice[0])); i++) {
+    const ConfigChoice *pCh = &aChoice[i];
+    int iVal;
+    if (nKey != (int)strlen(pCh->zKey) ||
+        sqlite3_strnicmp(zOpt, pCh->zKey, nKey) != 0) {
+      continue;
+    }
+    for (iVal = 0; pCh->azVal[iVal]; iVal++) {
+      if (sqlite3_stricmp(zVal, pCh->azVal[iVal]) == 0) {
+        *(int *)((char *)p + pCh->iOffset) = iVal;
+        if (pCh->azVal == azStorage) p->bStorageSet = 1;
         return SQLITE_OK;
       }
     }
-    *pzErr =
-        sqlite3_mprintf("colvec: access must be mmap or file, got '%s'", zVal);
-    return SQLITE_ERROR;
-  }
-  if (nKey == 8 && sqlite3_strnicmp(zOpt, "prefault", 8) == 0) {
-    for (i = 0; i < 3; i++) {
-      if (sqlite3_stricmp(zVal, azPrefault[i]) == 0) {
-        p->ePrefault = i;
-        return SQLITE_OK;
-      }
-    }
-    *pzErr = sqlite3_mprintf(
-        "colvec: prefault must be none, willneed or populate, got '%s'", zVal);
-    return SQLITE_ERROR;
-  }
-  if (nKey == 7 && sqlite3_strnicmp(zOpt, "storage", 7) == 0) {
-    for (i = 0; i < 2; i++) {
-      if (sqlite3_stricmp(zVal, azStorage[i]) == 0) {
-        p->eStorage = i;
-        p->bStorageSet = 1;
-        return SQLITE_OK;
-      }
-    }
-    *pzErr = sqlite3_mprintf(
-        "colvec: storage must be sidecar or embedded, got '%s'", zVal);
+    *pzErr = sqlite3_mprintf("colvec: %s must be %s, got '%s'", pCh->zKey,
+                             pCh->zExpect, zVal);
     return SQLITE_ERROR;
   }
   if (nKey == 10 && sqlite3_strnicmp(zOpt, "chunk_size", 10) == 0) {
@@ -594,7 +606,7 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
   }
   *pzErr = sqlite3_mprintf(
       "colvec: unknown table option '%s' (expected delta_rows, access, "
-      "prefault, build_threads, storage or chunk_size)",
+      "prefault, verify, build_threads, storage or chunk_size)",
       zOpt);
   return SQLITE_ERROR;
 }

@@ -625,13 +625,17 @@ int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
 }
 
 /*
-** Creates folder zDir and every missing parent (mkdir -p). An existing
-** folder is fine; an existing non-folder is COLVEC_IOERR (ENOTDIR).
+** Creates folder zDir and, where they are missing, up to nUp of the
+** folders above it (a table's folder and its "<db>-colvec" folder: 1).
+** The folder above those must exist: nothing further up is ever made, so
+** a removed database folder is not made again (COLVEC_IOERR, ENOENT, with
+** a message that says so). An existing folder, or a link to one, is fine;
+** an existing non-folder is COLVEC_IOERR (ENOTDIR).
 */
-int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
+int colvecOsMkdirUp(const char *zDir, int nUp, ColvecErr *pErr) {
   size_t n = strlen(zDir), i;
   char *zBuf;
-  int rc = COLVEC_OK;
+  int rc = COLVEC_OK, nSkip = 0, bTop = 1;
   struct stat st;
 
   if (n == 0) {
@@ -647,23 +651,34 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     colvecErrSet(pErr, 0, "colvec: out of memory creating \"%s\"", zDir);
     return COLVEC_NOMEM;
   }
-  /* Visit each prefix that ends just before a '/', then the whole path. */
+  /* The prefixes that end just before a '/', then the whole path: only
+  ** the last nUp + 1 of them are visited, from the top. */
+  for (i = 1; i < n; i++) {
+    if (zBuf[i] == '/' && zBuf[i - 1] != '/') nSkip++;
+  }
+  nSkip -= nUp;
   for (i = 1; i <= n && rc == COLVEC_OK; i++) {
     if (i < n && zBuf[i] != '/') continue;
     if (i < n && zBuf[i - 1] == '/') continue; /* "//" */
+    if (i < n && nSkip-- > 0) continue;
     zBuf[i] = 0;
     if (mkdir(zBuf, OS_DIR_MODE) == 0) {
       osAfter(COLVEC_OSOP_MKDIR, zBuf, NULL, 0, 0);
-    } else {
-      if (errno != EEXIST) {
-        rc = osIoErr(pErr, "create folder", zBuf);
-      } else if (stat(zBuf, &st) != 0) {
-        rc = osIoErr(pErr, "stat", zBuf);
-      } else if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        rc = osIoErr(pErr, "create folder", zBuf);
-      }
+    } else if (errno == ENOENT && bTop) {
+      colvecErrSet(pErr, ENOENT,
+                   "colvec: cannot create folder \"%s\": the folder it "
+                   "goes in does not exist (colvec does not create it)",
+                   zBuf);
+      rc = COLVEC_IOERR;
+    } else if (errno != EEXIST) {
+      rc = osIoErr(pErr, "create folder", zBuf);
+    } else if (stat(zBuf, &st) != 0) {
+      rc = osIoErr(pErr, "stat", zBuf);
+    } else if (!S_ISDIR(st.st_mode)) {
+      errno = ENOTDIR;
+      rc = osIoErr(pErr, "create folder", zBuf);
     }
+    bTop = 0;
     if (i < n) zBuf[i] = '/';
   }
   colvecFree(zBuf);

@@ -151,7 +151,7 @@ int colvecOsRenameNew(const char *zFrom, const char *zTo, ColvecErr *pErr);
 char *colvecOsRealPath(const char *zPath);
 int colvecOsUnlink(const char *zPath, ColvecErr *pErr);
 int colvecOsExists(const char *zPath);
-int colvecOsMkdirP(const char *zDir, ColvecErr *pErr);
+int colvecOsMkdirUp(const char *zDir, int nUp, ColvecErr *pErr);
 int colvecOsMkdir(const char *zDir, ColvecErr *pErr);
 int colvecOsRmdir(const char *zDir, ColvecErr *pErr);
 
@@ -301,7 +301,7 @@ uint64_t colvecOsBswap64(uint64_t x);
 #define COLVEC_OSOP_SYNCDIR 7  /* colvecOsSyncDir (and SyncParent) */
 #define COLVEC_OSOP_RENAME 8   /* colvecOsRename */
 #define COLVEC_OSOP_UNLINK 9   /* colvecOsUnlink (and in RemoveTree) */
-#define COLVEC_OSOP_MKDIR 10   /* colvecOsMkdir, colvecOsMkdirP */
+#define COLVEC_OSOP_MKDIR 10   /* colvecOsMkdir, colvecOsMkdirUp */
 #define COLVEC_OSOP_RMDIR 11   /* colvecOsRmdir (and in RemoveTree) */
 #define COLVEC_OSOP_LISTDIR 12 /* colvecOsListDir */
 #define COLVEC_OSOP_MAP 13     /* colvecOsMapOpen */

@@ -610,15 +610,15 @@ int colvecOsRmdir(const char *zDir, ColvecErr *pErr) {
 }
 
 /*
-** Creates folder zDir and every missing parent (mkdir -p), splitting at
-** '/' and '\'. An existing folder is fine (a drive "C:" or a share
-** "\\host\share" prefix included); an existing non-folder is COLVEC_IOERR
-** (ENOTDIR).
+** Creates folder zDir and, where they are missing, up to nUp of the
+** folders above it, splitting at '/' and '\'; see colvec_os.c for the
+** contract. The folder above those must exist (a drive "C:" or a share
+** "\\host\share" prefix included): nothing further up is ever made.
 */
-int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
+int colvecOsMkdirUp(const char *zDir, int nUp, ColvecErr *pErr) {
   size_t n = strlen(zDir), i;
   char *zBuf;
-  int rc = COLVEC_OK;
+  int rc = COLVEC_OK, nSkip = 0, bTop = 1;
 
   if (n == 0) {
     colvecErrSet(pErr, 0, "colvec: empty folder name");
@@ -633,12 +633,18 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
     colvecErrSet(pErr, 0, "colvec: out of memory creating \"%s\"", zDir);
     return COLVEC_NOMEM;
   }
-  /* Visit each prefix that ends just before a separator, then the path. */
+  /* The prefixes that end just before a separator, then the path: only
+  ** the last nUp + 1 of them are visited, from the top. */
+  for (i = 1; i < n; i++) {
+    if (osWinIsSep(zBuf[i]) && !osWinIsSep(zBuf[i - 1])) nSkip++;
+  }
+  nSkip -= nUp;
   for (i = 1; i <= n && rc == COLVEC_OK; i++) {
     char cSave;
     wchar_t *zW;
     if (i < n && !osWinIsSep(zBuf[i])) continue;
     if (i < n && osWinIsSep(zBuf[i - 1])) continue; /* "//", "\\host" */
+    if (i < n && nSkip-- > 0) continue;
     cSave = zBuf[i];
     zBuf[i] = 0;
     zW = osWinWide(zBuf, pErr, &rc);
@@ -648,19 +654,22 @@ int colvecOsMkdirP(const char *zDir, ColvecErr *pErr) {
       DWORD e = GetLastError();
       DWORD a = GetFileAttributesW(zW);
       if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
-        /* already there: fine ("C:", "\\host\share" and existing folders) */
+        /* already there: fine */
       } else if (a != INVALID_FILE_ATTRIBUTES) {
         rc = colvecOsErrnoErr(pErr, ENOTDIR, "create folder", zBuf);
-      } else if (i < n &&
-                 (e == ERROR_ACCESS_DENIED || e == ERROR_INVALID_NAME ||
-                  e == ERROR_BAD_NETPATH || e == ERROR_BAD_NET_NAME)) {
-        /* a prefix that names no folder itself ("\\host"): go on */
+      } else if (bTop && e == ERROR_PATH_NOT_FOUND) {
+        colvecErrSet(pErr, ENOENT,
+                     "colvec: cannot create folder \"%s\": the folder it "
+                     "goes in does not exist (colvec does not create it)",
+                     zBuf);
+        rc = COLVEC_IOERR;
       } else {
         SetLastError(e);
         rc = osWinIoErr(pErr, "create folder", zBuf);
       }
     }
     colvecFree(zW);
+    bTop = 0;
     zBuf[i] = cSave;
   }
   colvecFree(zBuf);

@@ -184,7 +184,7 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
   err.zMsg[0] = 0;
   sqlite3_free(zFile);
   if (zRoot == NULL) return SQLITE_NOMEM;
-  rc = pStore->xMkdirP(zRoot, &err);
+  rc = pStore->xMkdirUp(zRoot, 0, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
@@ -229,6 +229,18 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
   return rc;
 }
 
+/*
+** Sets *pzErr to say that the segment folder of set p is not a folder (a
+** file, a link, or something else) and returns SQLITE_CORRUPT_VTAB.
+*/
+static int segNotFolder(ColvecSegTable *p, char **pzErr) {
+  *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
+                           "folder (symbolic links are not followed): "
+                           "the table is damaged",
+                           p->pConfig->zName, p->zDir);
+  return SQLITE_CORRUPT_VTAB;
+}
+
 /* Opens the set; see colvecInt.h. */
 int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
                        ColvecStorage *pStorage, const char *zFolder,
@@ -252,11 +264,15 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   if (p->zDir == NULL) {
     rc = SQLITE_NOMEM;
   } else if (p->pStore->xKind(p->zDir) == COLVEC_OS_OTHER) {
-    *pzErr = sqlite3_mprintf("colvec: table %s: segment folder %s is not a "
-                             "folder (symbolic links are not followed): "
-                             "the table is damaged",
-                             pConfig->zName, p->zDir);
-    rc = SQLITE_CORRUPT_VTAB;
+    /* an embedded table reads its segments from the database instead */
+    int bEmbed = colvecStorageEmbedded(pStorage);
+    if (bEmbed < 0) {
+      rc = -bEmbed;
+    } else if (bEmbed) {
+      p->bNoDir = 1;
+    } else {
+      rc = segNotFolder(p, pzErr);
+    }
   }
   sqlite3_free(zFile);
   if (rc != SQLITE_OK) {
@@ -539,8 +555,8 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
                          (long long)iSegid, (unsigned long long)iRand);
   if (zPath == NULL || zTmp == NULL) rc = SQLITE_NOMEM;
   if (rc == SQLITE_OK) {
-    if (p->pStore->xMkdirP(p->zDir, NULL) != COLVEC_OK) {
-      bOs = 1; /* cannot make the folder: try memory */
+    if (p->bNoDir || p->pStore->xMkdirUp(p->zDir, 1, NULL) != COLVEC_OK) {
+      bOs = 1; /* no folder, or cannot make it: try memory */
     } else {
       rc = segRestoreWrite(p, p->pStore, iSegid, zTmp, 1, &bOs, pzErr);
       if (rc == SQLITE_OK) {
@@ -566,7 +582,7 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
     rc = SQLITE_OK;
     if (zMem == NULL) {
       rc = SQLITE_NOMEM;
-    } else if (colvecStoreMem.xMkdirP(zDir, NULL) != COLVEC_OK) {
+    } else if (colvecStoreMem.xMkdirUp(zDir, 0, NULL) != COLVEC_OK) {
       rc = SQLITE_NOMEM; /* a memory folder fails only for want of memory */
     } else {
       rc = segRestoreWrite(p, &colvecStoreMem, iSegid, zMem, 0, &bOs, pzErr);
@@ -631,9 +647,10 @@ static int segHandleOpenFile(ColvecSegTable *p, const ColvecStore *pStore,
 }
 
 /*************************************************************************
-** The memo of verified cache files: the cache files of embedded tables
-** whose section checksums this process has verified (segVerify), so that
-** a file is read in full once per process, not once per connection. An
+** The memo of verified files: the segment files (sidecar files, and the
+** cache files of embedded tables) whose section checksums this process
+** has verified (segVerify), so that a file is read in full once per
+** process, not once per connection. An
 ** entry is the file's identity (device, inode, size, modification and
 ** change times: colvecOsFileStat) and header checksum; a file rewritten
 ** in place or replaced has another identity and is verified again. A file
@@ -722,7 +739,7 @@ static void segMemoAdd(const ColvecSeg *pSeg) {
 }
 
 /*
-** Verifies every section checksum of open segment h of an embedded table
+** Verifies every section checksum of open segment h
 ** (colvecSegVerifyWith, asking the connection whether it was interrupted
 ** before each megabyte). With bMemo the memo is asked first, and told
 ** when the file passes (a file in the folder; not bytes read into
@@ -817,14 +834,16 @@ static int segEmbedded(ColvecSegTable *p, int *pbEmbed) {
 ** Opens segment iSegid and checks it against its manifest row (checksum
 ** cksum, nRow rows). Returns SQLITE_OK with *pp set, or an error (see
 ** segMissing for a file that does not exist). *pbEmbed caches whether the
-** table is embedded (segEmbedded). For an embedded table the file is a
-** cache: before its first use in this process every section checksum is
-** verified (segVerify; memory files, written by this process, are not),
-** and a file that is missing or fails any check is rebuilt from the
-** stored bytes (segRestore) and opened again, once. The rebuilt bytes are
-** verified in full too, while the page cache holds them; a failure there
-** means the database's own bytes are damaged: COLVEC_CORRUPT_VTAB naming
-** the table and segment.
+** table is embedded (segEmbedded). Before a file's first use in this
+** process every section checksum is verified (segVerify; memory files,
+** written by this process, are not): a damaged sidecar file is
+** COLVEC_CORRUPT_VTAB naming the file and section, never read. For an
+** embedded table the file is a cache: one that is missing or fails any
+** check is rebuilt from the stored bytes (segRestore) and opened again,
+** once; with no folder (p->bNoDir) the bytes go straight into memory. The
+** rebuilt bytes are verified in full too, while the page cache holds
+** them; a failure there means the database's own bytes are damaged:
+** COLVEC_CORRUPT_VTAB naming the table and segment.
 */
 static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
                          int64_t nRow, int *pbEmbed, ColvecSegHandle **pp,
@@ -843,17 +862,26 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
   h->nRef = 1;
   h->iSegid = iSegid;
   h->cksum = cksum;
-  rc = segHandleOpenFile(p, p->pStore, h, zPath, nRow, pzErr);
-  if (rc == SQLITE_OK && p->pStore->bDurable) {
+  if (p->bNoDir) {
+    /* nothing is read there: from the stored bytes, or the reason */
     int bEmbed = segEmbedded(p, pbEmbed);
-    if (bEmbed < 0) {
-      rc = -bEmbed;
-    } else if (bEmbed) {
+    rc = bEmbed < 0 ? -bEmbed
+         : bEmbed   ? SQLITE_CANTOPEN
+                    : segNotFolder(p, pzErr);
+  } else {
+    rc = segHandleOpenFile(p, p->pStore, h, zPath, nRow, pzErr);
+  }
+  if (rc == SQLITE_OK && p->pStore->bDurable) {
+    /* verify=none skips a sidecar file, never an embedded table's cache */
+    int bCheck = pC->bNoVerify ? segEmbedded(p, pbEmbed) : 1;
+    if (bCheck < 0) {
+      rc = -bCheck;
+    } else if (bCheck) {
       rc = segVerify(p, h, 1, pzErr);
-      /* closed: a stale cache file is rebuilt below, as one that failed
-      ** at open */
-      if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
     }
+    /* closed: a stale cache file is rebuilt below, as one that failed
+    ** at open; a sidecar table's file is reported */
+    if (rc != SQLITE_OK) segHandleCloseFile(pC, h);
   }
   if (rc != SQLITE_OK && rc != SQLITE_NOMEM &&
       (rc & 0xff) != SQLITE_INTERRUPT) {
@@ -907,7 +935,7 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
   ColvecErr err;
   int rc = SQLITE_OK, bOs = 0;
   err.zMsg[0] = 0;
-  if (zMem == NULL || colvecStoreMem.xMkdirP(zDir, NULL) != COLVEC_OK) {
+  if (zMem == NULL || colvecStoreMem.xMkdirUp(zDir, 0, NULL) != COLVEC_OK) {
     rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_OK)

@@ -82,8 +82,9 @@ struct ColvecStore {
   int (*xUnlink)(const char *zPath, ColvecErr *pErr); /* colvecOsUnlink() */
   int (*xKind)(const char *zPath);                    /* colvecOsKind() */
   int (*xMkdir)(const char *zDir, ColvecErr *pErr);   /* colvecOsMkdir() */
-  int (*xMkdirP)(const char *zDir, ColvecErr *pErr);  /* colvecOsMkdirP() */
-  int (*xRmdir)(const char *zDir, ColvecErr *pErr);   /* colvecOsRmdir() */
+  int (*xMkdirUp)(const char *zDir, int nUp,
+                  ColvecErr *pErr);                 /* colvecOsMkdirUp() */
+  int (*xRmdir)(const char *zDir, ColvecErr *pErr); /* colvecOsRmdir() */
   int (*xListDir)(const char *zDir, const char *zSuffix, char ***pazName,
                   int *pnName, ColvecErr *pErr); /* colvecOsListDir() */
   int (*xRemoveTree)(const char *zDir,

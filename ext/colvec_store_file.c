@@ -42,7 +42,7 @@ const ColvecStore colvecStoreFile = {
     colvecOsUnlink,
     colvecOsKind,
     colvecOsMkdir,
-    colvecOsMkdirP,
+    colvecOsMkdirUp,
     colvecOsRmdir,
     colvecOsListDir,
     colvecOsRemoveTree,

@@ -463,7 +463,7 @@ static int storeMemKind(const char *zPath) {
 
 /*
 ** Creates memory folder zDir: with bParents every missing parent too and
-** an existing folder is fine (colvecOsMkdirP()); without, the parent must
+** an existing folder is fine (colvecOsMkdirUp()); without, the parent must
 ** exist and anything at zDir gives COLVEC_ERROR (colvecOsMkdir()).
 */
 static int storeMemMkdir(const char *zDir, int bParents, ColvecErr *pErr) {
@@ -683,8 +683,12 @@ static int storeMemMkdirOne(const char *zDir, ColvecErr *pErr) {
   return storeMemMkdir(zDir, 0, pErr);
 }
 
-/* Creates memory folder zDir and its missing parents; see colvecOsMkdirP(). */
-static int storeMemMkdirP(const char *zDir, ColvecErr *pErr) {
+/*
+** Creates memory folder zDir and all its missing parents, whatever nUp
+** (the memory tree is colvec's own); see colvecOsMkdirUp().
+*/
+static int storeMemMkdirUp(const char *zDir, int nUp, ColvecErr *pErr) {
+  (void)nUp;
   return storeMemMkdir(zDir, 1, pErr);
 }
 
@@ -710,7 +714,7 @@ const ColvecStore colvecStoreMem = {
     storeMemUnlink,
     storeMemKind,
     storeMemMkdirOne,
-    storeMemMkdirP,
+    storeMemMkdirUp,
     storeMemRmdir,
     storeMemListDir,
     storeMemRemoveTree,

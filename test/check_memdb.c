@@ -83,8 +83,8 @@ START_TEST(test_memfs) {
                        COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE, &pF, &err),
                    COLVEC_IOERR);
   ck_assert_int_eq(err.iErrno, ENOENT);
-  ck_assert_int_eq(colvecStoreMem.xMkdirP(zDir, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecStoreMem.xMkdirP(zDir, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xMkdirUp(zDir, 0, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecStoreMem.xMkdirUp(zDir, 0, &err), COLVEC_OK);
   ck_assert_int_eq(colvecStoreMem.xMkdir(zDir, &err), COLVEC_ERROR);
   ck_assert_int_eq(colvecStoreMem.xKind(zDir), COLVEC_OS_DIR);
   /* write with a gap, read back, size */

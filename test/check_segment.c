@@ -854,7 +854,7 @@ START_TEST(test_oom) {
     ColvecSeg *pSeg = NULL;
     int rc;
     colvecOsRemoveTree(tPath("oom"), NULL);
-    ck_assert_int_eq(colvecOsMkdirP(tPath("oom"), &err), COLVEC_OK);
+    ck_assert_int_eq(colvecOsMkdirUp(tPath("oom"), 0, &err), COLVEC_OK);
     colvecMemFailAfter(iFail);
     rc = tWrite(tPath("oom/1.seg"), &d, 0);
     if (rc == COLVEC_OK) {
@@ -939,8 +939,24 @@ START_TEST(test_os_helpers) {
   int n, i;
   int64_t nByte;
   uint8_t a[10000];
-  ck_assert_int_eq(colvecOsMkdirP(tPath("db-colvec/docs/x"), &err), COLVEC_OK);
-  ck_assert_int_eq(colvecOsMkdirP(tPath("db-colvec/docs"), &err), COLVEC_OK);
+  /* nothing above the nUp folders allowed is made: a missing top fails */
+  ck_assert_int_eq(colvecOsMkdirUp(tPath("db-colvec/docs/x"), 1, &err),
+                   COLVEC_IOERR);
+  ck_assert_int_eq(err.iErrno, ENOENT);
+  ck_assert(strstr(err.zMsg, "does not exist") != NULL);
+  ck_assert(!colvecOsExists(tPath("db-colvec")));
+  ck_assert_int_eq(colvecOsMkdirUp(tPath("db-colvec/docs/x"), 2, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsMkdirUp(tPath("db-colvec/docs"), 1, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsMkdirUp(tPath("db-colvec/docs"), 0, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsMkdirUp(tPath("db-colvec/docs/x/y/z"), 1, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsKind(tPath("db-colvec/docs/x/y/z")), COLVEC_OS_DIR);
+  ck_assert_int_eq(colvecOsRmdir(tPath("db-colvec/docs/x/y/z"), &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecOsRmdir(tPath("db-colvec/docs/x/y"), &err), COLVEC_OK);
   for (i = 3; i >= 1; i--) {
     char zName[64];
     snprintf(zName, sizeof(zName), "db-colvec/docs/%06d.seg", i);
@@ -1038,8 +1054,9 @@ START_TEST(test_os_helpers) {
   ck_assert(strstr(err.zMsg, "colvec: ") == err.zMsg);
   ck_assert_int_eq(err.iErrno, 2 /* ENOENT */);
   ck_assert_int_eq(tOpenRc(tPath("nope"), COLVEC_SEG_MMAP, &err), COLVEC_IOERR);
-  ck_assert_int_eq(colvecOsMkdirP(tPath("db-colvec/docs/000002.seg/y"), &err),
-                   COLVEC_IOERR);
+  ck_assert_int_eq(
+      colvecOsMkdirUp(tPath("db-colvec/docs/000002.seg/y"), 1, &err),
+      COLVEC_IOERR);
   ck_assert_int_eq(colvecOsListDir(tPath("nope"), NULL, &az, &n, &err),
                    COLVEC_IOERR);
 
