@@ -969,6 +969,31 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                       const uint8_t *aBits, int64_t nPass, ColvecTopk *pTopk,
                       char **pzErr);
 
+/* What one vector column of a segment keeps and how it is searched. */
+typedef struct ColvecIndexInfo ColvecIndexInfo;
+struct ColvecIndexInfo {
+  int bCodes;              /* quantized codes are kept */
+  int bGraph;              /* a graph is kept */
+  int eSearch;             /* COLVEC_RECALL_*: how the column is searched */
+  int bMeasured;           /* recall holds the stored RECALL record */
+  int bFallback;           /* the measure left out codes or graph that the
+                           ** table's options ask for */
+  ColvecHnswRecall recall; /* the record, valid when bMeasured */
+};
+
+/*
+** Describes vector column iCol of segment h into *p from the parts it has
+** and its RECALL record, which is validated against them and against the
+** segment's size: a record that cannot be what colvecIndexWrite stored (a
+** figure below the floor for the setting kept, or above it for one left
+** out; counts that do not match the rows) is damage. A segment without a
+** record (written before segments measured themselves, or too small for a
+** graph) is described by its parts. Returns SQLITE_OK, or
+** COLVEC_CORRUPT_VTAB / SQLITE_NOMEM with *pzErr set.
+*/
+int colvecIndexDescribe(ColvecSegHandle *h, const ColvecConfig *pC, int iCol,
+                        ColvecIndexInfo *p, char **pzErr);
+
 /*************************************************************************
 ** Interface to code in colvec_rescore.c (exact distances of candidates)
 */
@@ -1655,9 +1680,14 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr);
 ** is stale, not damage). bFlush: write pending rows first (the
 ** 'integrity-check' command, inside a write); 0 (colvec_check(), maybe on
 ** a read-only connection) writes nothing and leaves pending rows, which
-** are in memory only, unchecked.
+** are in memory only, unchecked. A segment's measured recall is checked
+** against its parts (a damaged record is corruption); one whose recall made
+** it leave out codes or graph is not damage: when pzNote is not NULL, a
+** line per such segment column is appended to *pzNote (sqlite3_malloc'd,
+** lines separated by newlines; NULL when there are none; the caller frees
+** it, also on error).
 */
-int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr);
+int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote, char **pzErr);
 
 /*************************************************************************
 ** Interface to code in colvec_cursor.c (reading: xOpen .. xRowid)
@@ -1709,6 +1739,27 @@ int colvecVtabRegister(sqlite3 *db, void *pAux, void (*xDestroy)(void *));
 */
 ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 
+/* A colvec table reached from a SQL function, held for one snapshot. */
+typedef struct ColvecFuncTable ColvecFuncTable;
+struct ColvecFuncTable {
+  sqlite3_stmt *pStmt; /* a read of the table: keeps it connected */
+  sqlite3_stmt *pSnap; /* a read of its config: holds one read transaction */
+  ColvecVtab *pTab;    /* the connected table */
+};
+
+/*
+** Connects colvec table zTab of schema zDb for SQL function zFunc (named in
+** messages) and holds one read transaction (a snapshot) on it until
+** colvecFuncTableClose(p), without writing anything. Returns SQLITE_OK with
+** *p filled, or an error with *pzErr set (not a colvec table, no such
+** schema, a read that failed); nothing is held then.
+*/
+int colvecFuncTableOpen(sqlite3 *db, const char *zFunc, const char *zDb,
+                        const char *zTab, ColvecFuncTable *p, char **pzErr);
+
+/* Releases what colvecFuncTableOpen() holds (also of a zeroed *p). */
+void colvecFuncTableClose(ColvecFuncTable *p);
+
 /*************************************************************************
 ** Interface to code in colvec_backup.c (online backup)
 */
@@ -1719,6 +1770,22 @@ ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 ** and dest-colvec/. Called by sqlite3_colvec_init.
 */
 int colvecBackupRegister(sqlite3 *db);
+
+/*
+** Registers the table-valued function colvec_segments(table [, schema])
+** (colvec_segments.c): how each segment of a colvec table is stored,
+** indexed and searched, and its measured recall. Called by
+** colvecFuncRegister.
+*/
+int colvecSegmentsRegister(sqlite3 *db);
+
+/* xDisconnect of the table functions (colvec_segments, vec_each): frees
+** the sqlite3_vtab, allocated with sqlite3_malloc. */
+int colvecTvfDisconnect(sqlite3_vtab *pVtab);
+
+/* A zeroed cursor of nByte bytes (its sqlite3_vtab_cursor first) in *ppCur,
+** for a table function's xOpen. Returns SQLITE_OK or SQLITE_NOMEM. */
+int colvecTvfCursor(size_t nByte, sqlite3_vtab_cursor **ppCur);
 
 /*************************************************************************
 ** Interface to code in colvec_func.c (scalar SQL functions)

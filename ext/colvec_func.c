@@ -11,6 +11,7 @@
 **   colvec_from_json(text)         '[...]' -> float32 blob
 **   colvec_check(table [, schema]) integrity check: 'ok' or an error
 **   colvec_backup(dest [, schema])  online backup (colvec_backup.c)
+**   colvec_segments(table [, schema])  table function (colvec_segments.c)
 **
 ** Float vectors are float32 BLOBs or JSON text, as in table columns; int8
 ** and bit vectors are recognised by their subtype (colvec_vecapi.c, which
@@ -121,72 +122,100 @@ static void funcFromJson(sqlite3_context *pCtx, int argc,
   colvecVecapiFree(&v);
 }
 
+/* Opens a table for a SQL function; see colvecInt.h. */
+int colvecFuncTableOpen(sqlite3 *db, const char *zFunc, const char *zDb,
+                        const char *zTab, ColvecFuncTable *p, char **pzErr) {
+  char *zSql;
+  int bColvec = 0, rc;
+  memset(p, 0, sizeof(*p));
+  zSql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "
+                         "type='table' AND name=%Q",
+                         zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p->pStmt, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(p->pStmt) == SQLITE_ROW) {
+    const char *zDef = (const char *)sqlite3_column_text(p->pStmt, 0);
+    bColvec = colvecConfigIsColvecSql(zDef);
+  }
+  sqlite3_finalize(p->pStmt);
+  p->pStmt = NULL;
+  if (rc == SQLITE_NOMEM) return rc;
+  if (rc != SQLITE_OK || !bColvec) {
+    *pzErr = sqlite3_mprintf("colvec: %s: %s.%s is not a colvec table", zFunc,
+                             zDb, zTab);
+    return SQLITE_ERROR;
+  }
+  /* Preparing a statement on the table connects it (and keeps it so while
+  ** prepared); a statement left open on a shadow table holds one read
+  ** transaction, so every statement of the caller sees the same snapshot.
+  ** No INSERT: it would need a write transaction, which a read-only
+  ** connection refuses. */
+  zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p->pStmt, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) rc = colvecStorageSnapshot(db, zDb, zTab, &p->pSnap);
+  if (rc == SQLITE_OK) {
+    p->pTab = colvecVtabFind(db, zDb, zTab);
+    if (p->pTab == NULL) {
+      *pzErr = sqlite3_mprintf("colvec: %s: %s.%s is not connected", zFunc, zDb,
+                               zTab);
+      rc = SQLITE_ERROR;
+    }
+  } else {
+    *pzErr = sqlite3_mprintf("colvec: %s: %s", zFunc, sqlite3_errmsg(db));
+  }
+  if (rc != SQLITE_OK) colvecFuncTableClose(p);
+  return rc;
+}
+
+/* Releases what colvecFuncTableOpen() holds; see colvecInt.h. */
+void colvecFuncTableClose(ColvecFuncTable *p) {
+  sqlite3_finalize(p->pSnap);
+  sqlite3_finalize(p->pStmt);
+  memset(p, 0, sizeof(*p));
+}
+
 /*
 ** colvec_check(table [, schema]): runs the table's integrity check (what
 ** INSERT INTO t(t) VALUES('integrity-check') runs, but writing nothing, so
 ** it works on a read-only connection) and returns 'ok', or fails with the
-** problem found. Works on SQLite versions without xIntegrity (before 3.44).
+** problem found. A segment whose measured recall made it leave out its
+** codes or graph (searched more slowly, not wrongly) is not a problem: the
+** result is then 'ok' followed by one line per such segment column. Works
+** on SQLite versions without xIntegrity (before 3.44).
 */
 static void funcCheck(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
   sqlite3 *db = sqlite3_context_db_handle(pCtx);
   const char *zTab = (const char *)sqlite3_value_text(argv[0]);
   const char *zDb =
       argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
-  sqlite3_stmt *pStmt = NULL, *pSnap = NULL;
-  char *zSql, *zErr = NULL;
-  int bColvec = 0, rc;
+  ColvecFuncTable t;
+  char *zErr = NULL, *zNote = NULL;
+  int rc;
   if (zTab == NULL || zDb == NULL) {
     sqlite3_result_error(pCtx, "colvec: colvec_check: expects a table name",
                          -1);
     return;
   }
-  zSql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "
-                         "type='table' AND name=%Q",
-                         zDb, zTab);
-  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW) {
-    const char *zDef = (const char *)sqlite3_column_text(pStmt, 0);
-    bColvec = colvecConfigIsColvecSql(zDef);
-  }
-  sqlite3_finalize(pStmt);
-  if (rc != SQLITE_OK || !bColvec) {
-    char *zMsg = sqlite3_mprintf("colvec: colvec_check: %s.%s is not a colvec "
-                                 "table",
-                                 zDb, zTab);
-    sqlite3_result_error(pCtx, zMsg ? zMsg : "colvec: error", -1);
-    sqlite3_free(zMsg);
-    return;
-  }
-  /* Preparing a statement on the table connects it (and keeps it so while
-  ** prepared); a statement left open on a shadow table holds one read
-  ** transaction, so every statement of the check sees the same snapshot.
-  ** No INSERT: it would need a write transaction, which a read-only
-  ** connection refuses. */
-  zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", zDb, zTab);
-  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
-  sqlite3_free(zSql);
-  if (rc == SQLITE_OK) rc = colvecStorageSnapshot(db, zDb, zTab, &pSnap);
+  rc = colvecFuncTableOpen(db, "colvec_check", zDb, zTab, &t, &zErr);
   if (rc == SQLITE_OK) {
-    ColvecVtab *pTab = colvecVtabFind(db, zDb, zTab);
-    if (pTab == NULL) {
-      zErr = sqlite3_mprintf("colvec: colvec_check: %s.%s is not connected",
-                             zDb, zTab);
-      rc = SQLITE_ERROR;
+    rc = colvecWriteCheck(t.pTab, 0, &zNote, &zErr);
+    colvecFuncTableClose(&t);
+  }
+  if (rc == SQLITE_OK && zNote) {
+    char *z = sqlite3_mprintf("ok\n%s", zNote);
+    if (z) {
+      sqlite3_result_text(pCtx, z, -1, sqlite3_free);
     } else {
-      rc = colvecWriteCheck(pTab, 0, &zErr);
+      sqlite3_result_error_nomem(pCtx);
     }
-  } else {
-    zErr = sqlite3_mprintf("colvec: colvec_check: %s", sqlite3_errmsg(db));
-  }
-  sqlite3_finalize(pSnap);
-  sqlite3_finalize(pStmt);
-  if (rc == SQLITE_OK) {
+  } else if (rc == SQLITE_OK) {
     sqlite3_result_text(pCtx, "ok", 2, SQLITE_STATIC);
   } else {
     sqlite3_result_error(pCtx, zErr ? zErr : sqlite3_errstr(rc), -1);
     sqlite3_result_error_code(pCtx, rc);
   }
+  sqlite3_free(zNote);
   sqlite3_free(zErr);
 }
 
@@ -237,5 +266,6 @@ int colvecFuncRegister(sqlite3 *db) {
                                     (void *)aFunc[i].iData, aFunc[i].xFunc,
                                     NULL, NULL, NULL);
   }
+  if (rc == SQLITE_OK) rc = colvecSegmentsRegister(db);
   return rc;
 }

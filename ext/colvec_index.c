@@ -459,3 +459,89 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   }
   return pType->xSearch(pSegs, h, pIdx, s, q, aBits, pTopk, pzErr);
 }
+
+/*************************************************************************
+** Describing a segment's index (colvec_segments(), integrity-check).
+*/
+
+/*
+** Returns the reason the RECALL record *pR of a vector column of nRow rows
+** cannot be what colvecIndexWrite stored, given the parts kept (bCodes,
+** bGraph) and whether the column is quantized (bQuant); NULL when it can.
+*/
+static const char *indexRecallWrong(const ColvecHnswRecall *pR, int64_t nRow,
+                                    int bQuant, int bCodes, int bGraph) {
+  int bCodesOk = pR->rCodes >= COLVEC_RECALL_FLOOR;
+  int bVecOk = pR->rVectors >= COLVEC_RECALL_FLOOR;
+  if (pR->nQuery !=
+          (nRow < COLVEC_RECALL_QUERIES ? nRow : COLVEC_RECALL_QUERIES) ||
+      pR->k != (nRow < COLVEC_RECALL_K ? nRow : COLVEC_RECALL_K)) {
+    return "its query count does not match the rows";
+  }
+  if (!bQuant && pR->rCodes >= 0.0) {
+    return "it measures codes the column does not have";
+  }
+  switch (pR->eUsed) {
+  case COLVEC_RECALL_CODES:
+    if (!bQuant || !bCodes || !bGraph) return "it names parts that are missing";
+    if (!bCodesOk || pR->rVectors >= 0.0) {
+      return "its figures do not match the codes being kept";
+    }
+    break;
+  case COLVEC_RECALL_VECTORS:
+    if (bCodes || !bGraph) return "it does not match the parts kept";
+    if (bCodesOk || !bVecOk) {
+      return "its figures do not match the codes being left out";
+    }
+    break;
+  default: /* COLVEC_RECALL_EXACT */
+    if (bCodes || bGraph) return "it does not match the parts kept";
+    if (bCodesOk || bVecOk || pR->rVectors < 0.0) {
+      return "its figures do not match the graph being left out";
+    }
+    break;
+  }
+  return NULL;
+}
+
+/* Describes a segment column's index; see colvecInt.h. */
+int colvecIndexDescribe(ColvecSegHandle *h, const ColvecConfig *pC, int iCol,
+                        ColvecIndexInfo *p, char **pzErr) {
+  const ColvecColumn *pCol = &pC->aCol[iCol];
+  int mHas = colvecLayoutPartMask(h, iCol);
+  int mWant = colvecLayoutIndexParts(pCol, h->nRow);
+  int bQuant = (mWant & (1 << COLVEC_LAYOUT_CODES)) != 0;
+  const char *zWhy = NULL;
+  void *pOwned = NULL;
+  int64_t n = 0;
+  const uint8_t *a;
+  int rc = SQLITE_OK;
+  memset(p, 0, sizeof(*p));
+  p->bCodes = (mHas & (1 << COLVEC_LAYOUT_CODES)) != 0;
+  p->bGraph = (mHas & (1 << COLVEC_LAYOUT_GRAPH)) != 0;
+  p->eSearch = !p->bGraph  ? COLVEC_RECALL_EXACT
+               : p->bCodes ? COLVEC_RECALL_CODES
+                           : COLVEC_RECALL_VECTORS;
+  a = (const uint8_t *)colvecLayoutPart(h, iCol, COLVEC_LAYOUT_RECALL, &pOwned,
+                                        &n, pzErr, &rc);
+  if (a == NULL) {
+    sqlite3_free(pOwned);
+    return rc;
+  }
+  if (colvecHnswRecallDecode(a, n, &p->recall) != COLVEC_OK) {
+    zWhy = "it cannot be decoded";
+  } else {
+    zWhy = indexRecallWrong(&p->recall, h->nRow, bQuant, p->bCodes, p->bGraph);
+  }
+  sqlite3_free(pOwned);
+  if (zWhy) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld: the measured recall of "
+                             "%s is damaged: %s",
+                             (long long)h->iSegid, pCol->zName, zWhy);
+    return *pzErr ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
+  }
+  p->bMeasured = 1;
+  p->bFallback = (bQuant && !p->bCodes) ||
+                 ((mWant & (1 << COLVEC_LAYOUT_GRAPH)) && !p->bGraph);
+  return SQLITE_OK;
+}

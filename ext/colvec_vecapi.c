@@ -691,20 +691,10 @@ static int vecapiEachConnect(sqlite3 *db, void *pAux, int argc,
   return rc;
 }
 
-/* xDisconnect. */
-static int vecapiEachDisconnect(sqlite3_vtab *pVtab) {
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
 /* xOpen. */
 static int vecapiEachOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
-  VecapiEachCursor *pCur = sqlite3_malloc(sizeof(*pCur));
   (void)pVtab;
-  if (pCur == NULL) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
+  return colvecTvfCursor(sizeof(VecapiEachCursor), ppCur);
 }
 
 /* xClose. */
@@ -810,30 +800,30 @@ static int vecapiEachRowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *piRow) {
 
 /* The eponymous-only module of vec_each / colvec_each. */
 static sqlite3_module vecapiEachModule = {
-    0,                    /* iVersion */
-    0,                    /* xCreate: eponymous only */
-    vecapiEachConnect,    /* xConnect */
-    vecapiEachBestIndex,  /* xBestIndex */
-    vecapiEachDisconnect, /* xDisconnect */
-    0,                    /* xDestroy */
-    vecapiEachOpen,       /* xOpen */
-    vecapiEachClose,      /* xClose */
-    vecapiEachFilter,     /* xFilter */
-    vecapiEachNext,       /* xNext */
-    vecapiEachEof,        /* xEof */
-    vecapiEachColumn,     /* xColumn */
-    vecapiEachRowid,      /* xRowid */
-    0,                    /* xUpdate */
-    0,                    /* xBegin */
-    0,                    /* xSync */
-    0,                    /* xCommit */
-    0,                    /* xRollback */
-    0,                    /* xFindFunction */
-    0,                    /* xRename */
-    0,                    /* xSavepoint */
-    0,                    /* xRelease */
-    0,                    /* xRollbackTo */
-    0,                    /* xShadowName */
+    0,                   /* iVersion */
+    0,                   /* xCreate: eponymous only */
+    vecapiEachConnect,   /* xConnect */
+    vecapiEachBestIndex, /* xBestIndex */
+    colvecTvfDisconnect, /* xDisconnect */
+    0,                   /* xDestroy */
+    vecapiEachOpen,      /* xOpen */
+    vecapiEachClose,     /* xClose */
+    vecapiEachFilter,    /* xFilter */
+    vecapiEachNext,      /* xNext */
+    vecapiEachEof,       /* xEof */
+    vecapiEachColumn,    /* xColumn */
+    vecapiEachRowid,     /* xRowid */
+    0,                   /* xUpdate */
+    0,                   /* xBegin */
+    0,                   /* xSync */
+    0,                   /* xCommit */
+    0,                   /* xRollback */
+    0,                   /* xFindFunction */
+    0,                   /* xRename */
+    0,                   /* xSavepoint */
+    0,                   /* xRelease */
+    0,                   /* xRollbackTo */
+    0,                   /* xShadowName */
 #if SQLITE_VERSION_NUMBER >= 3044000
     0 /* xIntegrity */
 #endif

@@ -592,7 +592,7 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
   int rc;
   if (zCmd == NULL) return SQLITE_NOMEM;
   if (sqlite3_stricmp(zCmd, "integrity-check") == 0) {
-    rc = colvecWriteCheck(pTab, 1, &zErr);
+    rc = colvecWriteCheck(pTab, 1, NULL, &zErr);
   } else if (sqlite3_stricmp(zCmd, "optimize") == 0) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
   } else if (sqlite3_stricmp(zCmd, "embed") == 0 ||
@@ -1126,7 +1126,7 @@ static int vtabShadowNameMethod(const char *zName) {
 static int vtabIntegrityMethod(sqlite3_vtab *pVtab, const char *zSchema,
                                const char *zTabName, int mFlags, char **pzErr) {
   char *zErr = NULL;
-  int rc = colvecWriteCheck((ColvecVtab *)pVtab, 1, &zErr);
+  int rc = colvecWriteCheck((ColvecVtab *)pVtab, 1, NULL, &zErr);
   (void)mFlags;
   if (rc == SQLITE_OK || rc == SQLITE_NOMEM) {
     sqlite3_free(zErr);

@@ -387,8 +387,50 @@ static int writeCheckIds(ColvecVtab *pTab, char **pzErr) {
   return rc;
 }
 
+/*
+** Validates the recall records of every vector column of segment h (a
+** damaged one is COLVEC_CORRUPT_VTAB) and, when pzNote is not NULL, appends
+** to *pzNote a line for each column whose measured recall made it leave
+** out its codes or its graph. Returns SQLITE_OK or an error with *pzErr.
+*/
+static int writeCheckRecall(ColvecVtab *pTab, ColvecSegHandle *h, char **pzNote,
+                            char **pzErr) {
+  const ColvecConfig *pC = pTab->pConfig;
+  int iCol, rc = SQLITE_OK;
+  for (iCol = 0; rc == SQLITE_OK && iCol < pC->nCol; iCol++) {
+    const ColvecColumn *pCol = &pC->aCol[iCol];
+    ColvecIndexInfo info;
+    char *zErr = NULL;
+    if (!pCol->bVector) continue;
+    rc = colvecIndexDescribe(h, pC, iCol, &info, &zErr);
+    if (rc != SQLITE_OK) {
+      *pzErr = zErr ? sqlite3_mprintf("colvec: integrity-check: table %s: %s",
+                                      pC->zName, zErr + 8 /* "colvec: " */)
+                    : NULL;
+      sqlite3_free(zErr);
+      if (*pzErr == NULL) rc = SQLITE_NOMEM;
+    } else if (pzNote && info.bFallback) {
+      int bCodes = info.recall.rCodes >= 0.0; /* the codes were measured */
+      char *z = sqlite3_mprintf(
+          "%z%ssegment %lld column %s: measured recall@%d %.2f on its %s%s "
+          "is below %.2f: searched %s",
+          *pzNote, *pzNote ? "\n" : "", (long long)h->iSegid, pCol->zName,
+          info.recall.k, bCodes ? info.recall.rCodes : info.recall.rVectors,
+          bCodes ? colvecQuantName(pCol->eQuant) : "float32",
+          bCodes ? " codes" : " vectors", COLVEC_RECALL_FLOOR,
+          info.eSearch == COLVEC_RECALL_VECTORS
+              ? "through its graph on the float32 vectors"
+              : "exactly, without its graph");
+      if (z == NULL) rc = SQLITE_NOMEM;
+      *pzNote = z;
+    }
+  }
+  return rc;
+}
+
 /* Integrity check; see colvecInt.h. */
-int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
+int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
+                     char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
   int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
@@ -448,6 +490,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzErr) {
       rc = *pzErr ? COLVEC_CORRUPT_VTAB : SQLITE_NOMEM;
       break;
     }
+    rc = writeCheckRecall(pTab, h, pzNote, pzErr);
     for (j = 0; rc == SQLITE_OK && j < h->nTomb; j++) {
       int64_t v = h->aTomb[j];
       if (colvecSegSearch(h->aRowid, h->nRow, v) < 0) {
