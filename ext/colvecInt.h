@@ -1740,8 +1740,8 @@ int colvecVtabRegister(sqlite3 *db, void *pAux, void (*xDestroy)(void *));
 ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab);
 
 /* A colvec table reached from a SQL function, held for one snapshot. */
-typedef struct ColvecFuncTable ColvecFuncTable;
-struct ColvecFuncTable {
+typedef struct ColvecVtabHeld ColvecVtabHeld;
+struct ColvecVtabHeld {
   sqlite3_stmt *pStmt; /* a read of the table: keeps it connected */
   sqlite3_stmt *pSnap; /* a read of its config: holds one read transaction */
   ColvecVtab *pTab;    /* the connected table */
@@ -1750,15 +1750,27 @@ struct ColvecFuncTable {
 /*
 ** Connects colvec table zTab of schema zDb for SQL function zFunc (named in
 ** messages) and holds one read transaction (a snapshot) on it until
-** colvecFuncTableClose(p), without writing anything. Returns SQLITE_OK with
+** colvecVtabRelease(p), without writing anything. Returns SQLITE_OK with
 ** *p filled, or an error with *pzErr set (not a colvec table, no such
 ** schema, a read that failed); nothing is held then.
 */
-int colvecFuncTableOpen(sqlite3 *db, const char *zFunc, const char *zDb,
-                        const char *zTab, ColvecFuncTable *p, char **pzErr);
+int colvecVtabHold(sqlite3 *db, const char *zFunc, const char *zDb,
+                   const char *zTab, ColvecVtabHeld *p, char **pzErr);
 
-/* Releases what colvecFuncTableOpen() holds (also of a zeroed *p). */
-void colvecFuncTableClose(ColvecFuncTable *p);
+/* Releases what colvecVtabHold() holds (also of a zeroed *p). */
+void colvecVtabRelease(ColvecVtabHeld *p);
+
+/*************************************************************************
+** Interface to code in colvec_tvf.c (what the table functions share)
+*/
+
+/* xDisconnect of the table functions (colvec_segments, vec_each): frees
+** the sqlite3_vtab, allocated with sqlite3_malloc. */
+int colvecTvfDisconnect(sqlite3_vtab *pVtab);
+
+/* A zeroed cursor of nByte bytes (its sqlite3_vtab_cursor first) in *ppCur,
+** for a table function's xOpen. Returns SQLITE_OK or SQLITE_NOMEM. */
+int colvecTvfCursor(size_t nByte, sqlite3_vtab_cursor **ppCur);
 
 /*************************************************************************
 ** Interface to code in colvec_backup.c (online backup)
@@ -1778,14 +1790,6 @@ int colvecBackupRegister(sqlite3 *db);
 ** colvecFuncRegister.
 */
 int colvecSegmentsRegister(sqlite3 *db);
-
-/* xDisconnect of the table functions (colvec_segments, vec_each): frees
-** the sqlite3_vtab, allocated with sqlite3_malloc. */
-int colvecTvfDisconnect(sqlite3_vtab *pVtab);
-
-/* A zeroed cursor of nByte bytes (its sqlite3_vtab_cursor first) in *ppCur,
-** for a table function's xOpen. Returns SQLITE_OK or SQLITE_NOMEM. */
-int colvecTvfCursor(size_t nByte, sqlite3_vtab_cursor **ppCur);
 
 /*************************************************************************
 ** Interface to code in colvec_func.c (scalar SQL functions)

@@ -907,14 +907,18 @@ int colvecConfigDbKind(sqlite3 *db, const char *zDb) {
   const char *zFile = sqlite3_db_filename(db, zDb);
   sqlite3_vfs *pVfs = NULL;
   const char *zVfs;
+  int rcVfs = sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs);
+  /* memdb first: SQLite 3.53 and later give a memdb database
+  ** no file name, so it would otherwise pass for ":memory:" */
+  if (rcVfs == SQLITE_OK && pVfs && pVfs->zName &&
+      strcmp(pVfs->zName, "memdb") == 0) {
+    return COLVEC_DB_NOPATH;
+  }
   if (zFile == NULL || zFile[0] == 0) return COLVEC_DB_MEMORY;
-  if (sqlite3_file_control(db, zDb, SQLITE_FCNTL_VFS_POINTER, &pVfs) !=
-          SQLITE_OK ||
-      pVfs == NULL || pVfs->zName == NULL) {
+  if (rcVfs != SQLITE_OK || pVfs == NULL || pVfs->zName == NULL) {
     return COLVEC_DB_NOPATH;
   }
   zVfs = pVfs->zName;
-  if (strcmp(zVfs, "memdb") == 0) return COLVEC_DB_NOPATH;
   if (strncmp(zVfs, "unix", 4) == 0 || strncmp(zVfs, "win32", 5) == 0) {
     return COLVEC_DB_FILE;
   }

@@ -24,7 +24,7 @@
 **   fallback        1 when the measure left out codes or graph that the
 **                   table's options ask for, else 0
 **
-** The table is read in one snapshot (colvecFuncTableOpen), as colvec_check
+** The table is read in one snapshot (colvecVtabHold), as colvec_check
 ** reads it, and nothing is written: it works on read-only connections. A
 ** damaged recall record is SQLITE_CORRUPT_VTAB, as in integrity-check. The
 ** schema is the second argument, or a "schema.table" first argument when
@@ -104,21 +104,6 @@ static int segmentsConnect(sqlite3 *db, void *pAux, int argc,
     *ppVtab = &pNew->base;
   }
   return rc;
-}
-
-/* xDisconnect of the table functions; see colvecInt.h. */
-int colvecTvfDisconnect(sqlite3_vtab *pVtab) {
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
-/* A zeroed cursor for a table function; see colvecInt.h. */
-int colvecTvfCursor(size_t nByte, sqlite3_vtab_cursor **ppCur) {
-  sqlite3_vtab_cursor *pCur = sqlite3_malloc64(nByte);
-  if (pCur == NULL) return SQLITE_NOMEM;
-  memset(pCur, 0, nByte);
-  *ppCur = pCur;
-  return SQLITE_OK;
 }
 
 /* xOpen. */
@@ -250,7 +235,7 @@ static int segmentsFill(SegmentsCursor *pCur, ColvecVtab *pTab, char **pzErr) {
   }
   for (iCol = 0; rc == SQLITE_OK && iCol < pC->nCol; iCol++) {
     if (!pC->aCol[iCol].bVector) continue;
-    rc = segmentsAdd(pCur, pTab, NULL, iCol, "delta", pzErr);
+    rc = segmentsAdd(pCur, pTab, NULL, iCol, "delta", /* a label */ pzErr);
   }
   return rc;
 }
@@ -269,7 +254,7 @@ static int segmentsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
       idxNum && argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "main";
   const char *zDot = zArg ? strchr(zArg, '.') : NULL;
   char *zErr = NULL, *zSchema = NULL;
-  ColvecFuncTable t;
+  ColvecVtabHeld t;
   int rc;
   (void)idxStr;
   segmentsReset(pCur);
@@ -279,7 +264,7 @@ static int segmentsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
         sqlite3_mprintf("colvec: colvec_segments: expects a table name");
     return SQLITE_ERROR;
   }
-  rc = colvecFuncTableOpen(pV->db, "colvec_segments", zDb, zArg, &t, &zErr);
+  rc = colvecVtabHold(pV->db, "colvec_segments", zDb, zArg, &t, &zErr);
   if (rc == SQLITE_ERROR && !idxNum && zDot && zDot > zArg) {
     /* no such table in main: "schema.table" */
     zSchema = sqlite3_mprintf("%.*s", (int)(zDot - zArg), zArg);
@@ -288,13 +273,13 @@ static int segmentsFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     } else {
       sqlite3_free(zErr);
       zErr = NULL;
-      rc = colvecFuncTableOpen(pV->db, "colvec_segments", zSchema, zDot + 1, &t,
-                               &zErr);
+      rc = colvecVtabHold(pV->db, "colvec_segments", zSchema, zDot + 1, &t,
+                          &zErr);
     }
   }
   if (rc == SQLITE_OK) {
     rc = segmentsFill(pCur, t.pTab, &zErr);
-    colvecFuncTableClose(&t);
+    colvecVtabRelease(&t);
   }
   if (rc != SQLITE_OK) {
     segmentsReset(pCur);

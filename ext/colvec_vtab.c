@@ -78,6 +78,59 @@ ColvecVtab *colvecVtabFind(sqlite3 *db, const char *zDb, const char *zTab) {
   return p;
 }
 
+/* Holds a table for a SQL function; see colvecInt.h. */
+int colvecVtabHold(sqlite3 *db, const char *zFunc, const char *zDb,
+                   const char *zTab, ColvecVtabHeld *p, char **pzErr) {
+  char *zSql;
+  int bColvec = 0, rc;
+  memset(p, 0, sizeof(*p));
+  zSql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "
+                         "type='table' AND name=%Q",
+                         zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p->pStmt, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK && sqlite3_step(p->pStmt) == SQLITE_ROW) {
+    const char *zDef = (const char *)sqlite3_column_text(p->pStmt, 0);
+    bColvec = colvecConfigIsColvecSql(zDef);
+  }
+  sqlite3_finalize(p->pStmt);
+  p->pStmt = NULL;
+  if (rc == SQLITE_NOMEM) return rc;
+  if (rc != SQLITE_OK || !bColvec) {
+    *pzErr = sqlite3_mprintf("colvec: %s: %s.%s is not a colvec table", zFunc,
+                             zDb, zTab);
+    return SQLITE_ERROR;
+  }
+  /* Preparing a statement on the table connects it (and keeps it so while
+  ** prepared); a statement left open on a shadow table holds one read
+  ** transaction, so every statement of the caller sees the same snapshot.
+  ** No INSERT: it would need a write transaction, which a read-only
+  ** connection refuses. */
+  zSql = sqlite3_mprintf("SELECT rowid FROM \"%w\".\"%w\"", zDb, zTab);
+  rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p->pStmt, NULL) : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  if (rc == SQLITE_OK) rc = colvecStorageSnapshot(db, zDb, zTab, &p->pSnap);
+  if (rc == SQLITE_OK) {
+    p->pTab = colvecVtabFind(db, zDb, zTab);
+    if (p->pTab == NULL) {
+      *pzErr = sqlite3_mprintf("colvec: %s: %s.%s is not connected", zFunc, zDb,
+                               zTab);
+      rc = SQLITE_ERROR;
+    }
+  } else {
+    *pzErr = sqlite3_mprintf("colvec: %s: %s", zFunc, sqlite3_errmsg(db));
+  }
+  if (rc != SQLITE_OK) colvecVtabRelease(p);
+  return rc;
+}
+
+/* Releases what colvecVtabHold() holds; see colvecInt.h. */
+void colvecVtabRelease(ColvecVtabHeld *p) {
+  sqlite3_finalize(p->pSnap);
+  sqlite3_finalize(p->pStmt);
+  memset(p, 0, sizeof(*p));
+}
+
 /* Frees a table object and everything it owns (NULL allowed). */
 static void vtabFree(ColvecVtab *pTab) {
   if (pTab) {
