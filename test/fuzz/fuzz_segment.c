@@ -435,7 +435,7 @@ static void fzReadAll(int eAccess) {
   const ColvecSegSection *pRowid;
 
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(fzPath, eAccess, 0, &pSeg, &err);
+  rc = colvecSegOpen(&colvecStoreFile, fzPath, eAccess, 0, &pSeg, &err);
   if (rc != COLVEC_OK) {
     FZ_CHECK(pSeg == NULL);
     FZ_CHECK(rc == COLVEC_CORRUPT || rc == COLVEC_ERROR || rc == COLVEC_NOMEM ||

@@ -172,7 +172,8 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
   snprintf(zPath, sizeof(zPath), "%s/%s", zDir, s->zName);
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
   remove(zPath); /* regenerated: the writer never replaces a file */
-  rc = colvecSegWriterOpen(zTmp, 0x636f6c7665632121ull ^ iSeed, &pW, &err);
+  rc = colvecSegWriterOpen(&colvecStoreFile, zTmp,
+                           0x636f6c7665632121ull ^ iSeed, &pW, &err);
   if (rc == COLVEC_OK)
     rc = gsSection(pW, COLVEC_SEG_ROWIDS, 0, 8, 0, aRowid, 8 * (int64_t)n);
   if (s->bAttrs) {
