@@ -1012,6 +1012,13 @@ int colvecRescoreFinish(ColvecSegHandle *h, ColvecSegIndex *pIdx,
                         ColvecTopk *pTopk, char **pzErr);
 
 /*
+** Makes room in s for nCand candidates (s->aNode, s->aDist, s->apVec) and
+** for one vector of nByte bytes (s->pBuf), keeping what is there when it
+** is large enough. Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+int colvecRescoreReserve(ColvecIndexScratch *s, int nCand, int nByte);
+
+/*
 ** Offers to pTopk the exact distances of the nOut rows s->aNode of h, one
 ** vector at a time (a mapped vector, or a read into s->pBuf). Returns
 ** SQLITE_OK or an error with *pzErr set.

@@ -16,6 +16,9 @@
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
 
+/* Codes estimated per batch-kernel call by the scan on codes. */
+#define INDEX_SCAN_BATCH 64
+
 static const ColvecIndexMethods indexExactMethods;
 
 /*
@@ -389,6 +392,95 @@ static const ColvecIndexMethods indexExactMethods = {
 };
 
 /*
+** The exact path of a segment with codes: the codes' estimate of the
+** distance of every row of h that passes the filters (aBits), the nWant =
+** k x oversampling best kept as candidates (the same estimates and count
+** as a graph search's), the rows the codes leave out added with their
+** exact distances, then rescored into pTopk as a graph's candidates are.
+** It reads a code per passing row instead of a float32 vector (a quarter
+** of the bytes for int8 codes, a thirty-second for bit) and nWant vectors.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                          ColvecSegIndex *pIdx, ColvecIndexScratch *s,
+                          const ColvecKnnQuery *q, const uint8_t *aBits,
+                          ColvecTopk *pTopk, char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumn *pCol = &pC->aCol[q->iCol];
+  const uint8_t *apCode[INDEX_SCAN_BATCH];
+  uint32_t aRow[INDEX_SCAN_BATCH];
+  float aEst[INDEX_SCAN_BATCH];
+  ColvecTopk cand;
+  ColvecTick tick;
+  int64_t nWant = (int64_t)ceil(q->k * q->rOversample), i, nSeen = 0;
+  int n = 0, nOut = 0, j, rc;
+  if (nWant < q->k) nWant = q->k;
+  if (nWant > h->nRow) nWant = h->nRow;
+  memset(&cand, 0, sizeof(cand));
+  rc = colvecRescoreReserve(s, (int)(nWant + pIdx->nExact), pCol->nByte);
+  if (rc == SQLITE_OK &&
+      (colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
+           COLVEC_OK ||
+       colvecTopkInit(&cand, (int)nWant) != COLVEC_OK)) {
+    rc = SQLITE_NOMEM;
+  }
+  colvecTickInit(&tick, pSegs->db);
+  for (i = colvecBitmapNext(aBits, 0, h->nRow); rc == SQLITE_OK;
+       i = colvecBitmapNext(aBits, i + 1, h->nRow)) {
+    if (n == INDEX_SCAN_BATCH || (i >= h->nRow && n > 0)) {
+      colvecQuantDistanceBatch(&s->qq, apCode, n, aEst);
+      for (j = 0; j < n; j++) {
+        colvecTopkPush(&cand, aEst[j], h->aRowid[aRow[j]], aRow[j]);
+      }
+      n = 0;
+    }
+    if (i >= h->nRow) break;
+    /* asks about interrupts every 1024 rows */
+    if ((nSeen++ & 1023) == 0 && colvecTickStop(&tick)) {
+      rc = colvecTickError(pzErr);
+      break;
+    }
+    if (pIdx->aExact && ((pIdx->aExact[i >> 3] >> (i & 7)) & 1)) continue;
+    apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
+    aRow[n++] = (uint32_t)i;
+  }
+  for (j = 0; rc == SQLITE_OK && j < cand.nHit; j++) {
+    s->aNode[nOut] = (uint32_t)cand.aHit[j].iRow;
+    s->aDist[nOut++] = (float)cand.aHit[j].rDist;
+  }
+  colvecTopkFree(&cand);
+  /* the rows the codes leave out, with their exact distances */
+  for (i = 0; rc == SQLITE_OK && i < pIdx->nExact; i++) {
+    uint32_t iRow = pIdx->aExactRow[i];
+    const void *pVec;
+    if (!((aBits[iRow >> 3] >> (iRow & 7)) & 1)) continue;
+    if (pIdx->aVecBase) {
+      pVec = pIdx->aVecBase + (size_t)iRow * (size_t)pCol->nByte;
+    } else {
+      pVec = colvecLayoutVector(h, pCol, q->iCol, iRow, s->pBuf, pzErr, &rc);
+      if (pVec == NULL) break;
+    }
+    s->aNode[nOut] = iRow;
+    s->aDist[nOut++] =
+        (float)colvecDistance(colvecKernelsBest(), pCol->eMetric, pCol->eElem,
+                              q->pVec, pVec, pCol->nDim);
+  }
+  if (rc != SQLITE_OK) return rc;
+  return colvecRescoreFinish(h, pIdx, s, q, pCol, pC->ePrefault, nOut, pTopk,
+                             pzErr);
+}
+
+/* The scan on codes: chosen per search (colvecIndexSearch), never stored. */
+static const ColvecIndexMethods indexCodesMethods = {
+    "codes",        /* zName */
+    -1,             /* ePart: none */
+    NULL,           /* xBuild */
+    NULL,           /* xOpen */
+    indexScanCodes, /* xSearch */
+    NULL            /* xFree */
+};
+
+/*
 ** A graph search of segment h for the k nearest rows in q->range. The
 ** search without bounds rescores nWant = ceil(k x oversampling) candidates
 ** from a beam of ef and keeps the k best; here the candidates out of range
@@ -449,10 +541,17 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (nPass == 0) return SQLITE_OK;
   rc = indexOpen(pSegs, h, q->iCol, &pIdx, pzErr);
   if (rc != SQLITE_OK) return rc;
-  /* a selective filter scans its rows exactly, whatever the type */
+  /* a selective filter scans its rows exactly, whatever the type: on the
+  ** codes when the segment has them and they are fewer than the rows
+  ** would be vectors to read anyway (a distance range needs every row's
+  ** exact distance: the vectors) */
   pType = pIdx->pMethods;
   if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
+    int64_t nWant = (int64_t)ceil(q->k * q->rOversample);
     pType = &indexExactMethods;
+    if (pIdx->pQuant && pIdx->aCode && !q->bRange && nPass > 2 * nWant) {
+      pType = &indexCodesMethods;
+    }
   }
   if (q->bRange && pType != &indexExactMethods) {
     return indexSearchRange(pSegs, h, pIdx, s, q, aBits, nPass, pTopk, pzErr);

@@ -370,38 +370,15 @@ static int indexAccept(void *pCtx, uint32_t iNode) {
 }
 
 /*
-** Makes room in the scratch for nCand candidates and one vector of nByte
-** bytes (access=file reads). Returns SQLITE_OK or SQLITE_NOMEM.
+** Makes room in the scratch for the graph's search state, nCand candidates
+** and one vector of nByte bytes (access=file reads). Returns SQLITE_OK or
+** SQLITE_NOMEM.
 */
 static int indexReserve(ColvecIndexScratch *s, int nCand, int nByte) {
   if (s->pSearch == NULL && colvecHnswSearchNew(&s->pSearch) != COLVEC_OK) {
     return SQLITE_NOMEM;
   }
-  if (nCand > s->nCand) {
-    uint32_t *aNode =
-        sqlite3_realloc64(s->aNode, sizeof(uint32_t) * (sqlite3_uint64)nCand);
-    float *aDist;
-    const void **apVec;
-    if (aNode == NULL) return SQLITE_NOMEM;
-    s->aNode = aNode;
-    aDist = sqlite3_realloc64(s->aDist, sizeof(float) * (sqlite3_uint64)nCand);
-    if (aDist == NULL) return SQLITE_NOMEM;
-    s->aDist = aDist;
-    apVec = sqlite3_realloc64((void *)s->apVec,
-                              sizeof(void *) * (sqlite3_uint64)nCand);
-    if (apVec == NULL) return SQLITE_NOMEM;
-    s->apVec = apVec;
-    s->nCand = nCand;
-  }
-  if (nByte > s->nBuf) {
-    /* the scratch serves every vector column of the table: grow to the
-    ** widest one searched so far */
-    void *pBuf = sqlite3_realloc(s->pBuf, nByte);
-    if (pBuf == NULL) return SQLITE_NOMEM;
-    s->pBuf = pBuf;
-    s->nBuf = nByte;
-  }
-  return SQLITE_OK;
+  return colvecRescoreReserve(s, nCand, nByte);
 }
 
 /*

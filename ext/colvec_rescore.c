@@ -2,7 +2,8 @@
 ** colvec_rescore.c — rescoring: the exact distances of an index search's
 ** candidates, from the float32 vectors (mapped: several per kernel call,
 ** with read-ahead hints while the pages may not be resident; access=file:
-** one read each), offered to the query's top-k heap. Every index type
+** one read each), offered to the query's top-k heap, and the scratch's
+** candidate buffers those searches fill. Every index type
 ** (colvec_index.c, colvec_index_hnsw.c) calls it; it calls only the layers
 ** below (colvec_layout.c, the kernels, colvec_topk.c). See colvecInt.h.
 */
@@ -18,6 +19,35 @@
 static int rescoreNodeCmp(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* Makes room for candidates and one vector; see colvecInt.h. */
+int colvecRescoreReserve(ColvecIndexScratch *s, int nCand, int nByte) {
+  if (nCand > s->nCand) {
+    uint32_t *aNode =
+        sqlite3_realloc64(s->aNode, sizeof(uint32_t) * (sqlite3_uint64)nCand);
+    float *aDist;
+    const void **apVec;
+    if (aNode == NULL) return SQLITE_NOMEM;
+    s->aNode = aNode;
+    aDist = sqlite3_realloc64(s->aDist, sizeof(float) * (sqlite3_uint64)nCand);
+    if (aDist == NULL) return SQLITE_NOMEM;
+    s->aDist = aDist;
+    apVec = sqlite3_realloc64((void *)s->apVec,
+                              sizeof(void *) * (sqlite3_uint64)nCand);
+    if (apVec == NULL) return SQLITE_NOMEM;
+    s->apVec = apVec;
+    s->nCand = nCand;
+  }
+  if (nByte > s->nBuf) {
+    /* the scratch serves every vector column of the table: grow to the
+    ** widest one searched so far */
+    void *pBuf = sqlite3_realloc(s->pBuf, nByte);
+    if (pBuf == NULL) return SQLITE_NOMEM;
+    s->pBuf = pBuf;
+    s->nBuf = nByte;
+  }
+  return SQLITE_OK;
 }
 
 /* Rescoring slower than this per vector means pages came from disk. */
