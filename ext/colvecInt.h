@@ -857,9 +857,21 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 /* Segments larger than this get no graph either (node ids are 32-bit). */
 #define COLVEC_INDEX_MAX_ROWS ((int64_t)UINT32_MAX)
 
+/*
+** How one search of one segment went, filled by the search (zeroed by its
+** caller first) for colvec_segments()' last_* columns.
+*/
+typedef struct ColvecIndexStat ColvecIndexStat;
+struct ColvecIndexStat {
+  const char *zWay; /* "graph", "scan codes" or "scan vectors" (static) */
+  int64_t nVisit;   /* distances computed: graph nodes, or rows scanned */
+  int64_t nRescore; /* candidates rescored with their float32 vectors */
+};
+
 /* Scratch reused by every search of one table (no allocation per query). */
 typedef struct ColvecIndexScratch ColvecIndexScratch;
 struct ColvecIndexScratch {
+  ColvecIndexStat stat;      /* the search of the segment now searched */
   ColvecHnswSearch *pSearch; /* HNSW visited tags and heaps */
   ColvecQuantQuery qq;       /* prepared quantized query */
   uint32_t *aNode;           /* candidate nodes */
@@ -1598,12 +1610,24 @@ struct ColvecKnnQuery {
 /*
 ** Offers to pTopk (initialised for q->k) every row of the delta that
 ** passes the plan's filters with its exact distance (row -1: delta rows
-** are found again by rowid). The caller sorts. Returns SQLITE_OK or an
-** error with *pzErr set.
+** are found again by rowid), and sets *pnPass to how many passed. The
+** caller sorts. Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    const ColvecPlan *pPlan, sqlite3_value **argv,
-                   ColvecTopk *pTopk, char **pzErr);
+                   ColvecTopk *pTopk, int64_t *pnPass, char **pzErr);
+
+/*
+** How the last KNN query of a connection searched one source of a table:
+** a segment or the delta (colvec_segments()' last_* columns).
+*/
+typedef struct ColvecKnnTrace ColvecKnnTrace;
+struct ColvecKnnTrace {
+  int64_t iSegid;       /* the segment, or -1: the delta */
+  ColvecIndexStat stat; /* how it was searched (zWay NULL: no row passed) */
+  int64_t nPass;        /* rows that passed the filters and deletions */
+  double rMicros;       /* time spent on it, in microseconds */
+};
 
 /*************************************************************************
 ** Interface to code in colvec_write.c (the write path)
@@ -1624,6 +1648,10 @@ struct ColvecVtab {
   unsigned char *aRowBuf;     /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;          /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch; /* buffers reused by every KNN search */
+  ColvecKnnTrace *aTrace;     /* the last KNN query: one entry per source */
+  int nTrace;                 /* entries of aTrace in use */
+  int nTraceAlloc;            /* entries allocated at aTrace */
+  int iTraceCol;              /* vector column the last KNN searched, or -1 */
 #ifdef COLVEC_DEBUG
   int eTxn; /* debug: COLVEC_TXN_* state, checks call order */
 #endif

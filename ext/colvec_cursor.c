@@ -381,6 +381,27 @@ static int cursorHasFilter(const ColvecPlan *pPlan) {
 }
 
 /*
+** Starts the trace of a KNN on vector column iCol of pTab (the last_*
+** columns of colvec_segments()): forgets the previous one and makes room
+** for nSource sources. Returns SQLITE_OK or SQLITE_NOMEM.
+*/
+static int cursorTraceStart(ColvecVtab *pTab, int iCol, int nSource) {
+  pTab->nTrace = 0;
+  pTab->iTraceCol = iCol;
+  if (nSource > pTab->nTraceAlloc) {
+    ColvecKnnTrace *aNew = sqlite3_realloc64(
+        pTab->aTrace, sizeof(ColvecKnnTrace) * (sqlite3_uint64)nSource);
+    if (aNew == NULL) {
+      pTab->iTraceCol = -1;
+      return SQLITE_NOMEM;
+    }
+    pTab->aTrace = aNew;
+    pTab->nTraceAlloc = nSource;
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** Runs a KNN search into pCur->topk: each segment (its hits tagged with
 ** the segment's position in pSegs->apSeg and their row), then the delta
 ** (tag -1), then sorts the hits best first.
@@ -389,15 +410,20 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
                      sqlite3_value **argv, char **pzErr) {
   ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
   ColvecSegTable *pSegs = pTab->pSegs;
+  ColvecIndexScratch *s = &pTab->scratch;
   int bFilter = cursorHasFilter(pPlan);
   ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
+  ColvecKnnTrace *pT;
   int i, rc = SQLITE_OK;
   if (colvecTopkInit(&pCur->topk, pCur->q.k) != COLVEC_OK) return SQLITE_NOMEM;
   if (pCur->q.bRange) colvecTopkSetRange(&pCur->topk, &pCur->q.range);
+  rc = cursorTraceStart(pTab, pCur->q.iCol, pSegs->nSeg + 1);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     uint8_t *aBits = NULL;
     int64_t nPass = h->nRow;
+    double tStart = colvecOsMicros();
+    memset(&s->stat, 0, sizeof(s->stat));
     if (h->nTomb > 0 || bFilter) {
       aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
       if (aBits == NULL) return SQLITE_NOMEM;
@@ -406,15 +432,27 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
     }
     if (rc == SQLITE_OK) {
       pCur->topk.iSrc = i;
-      rc = colvecIndexSearch(pSegs, h, &pTab->scratch, &pCur->q, aBits, nPass,
-                             &pCur->topk, pzErr);
+      rc = colvecIndexSearch(pSegs, h, s, &pCur->q, aBits, nPass, &pCur->topk,
+                             pzErr);
     }
     sqlite3_free(aBits);
+    pT = &pTab->aTrace[pTab->nTrace++];
+    pT->iSegid = h->iSegid;
+    pT->stat = s->stat;
+    pT->nPass = nPass;
+    pT->rMicros = colvecOsMicros() - tStart;
   }
   if (rc == SQLITE_OK) {
+    double tStart = colvecOsMicros();
+    pT = &pTab->aTrace[pTab->nTrace++];
+    memset(pT, 0, sizeof(*pT));
     pCur->topk.iSrc = -1;
     rc = colvecKnnExact(pTab->pStorage, &pCur->q, pPlan, argv, &pCur->topk,
-                        pzErr);
+                        &pT->nPass, pzErr);
+    pT->iSegid = -1;
+    pT->stat.zWay = pT->nPass > 0 ? "scan vectors" : NULL;
+    pT->stat.nVisit = pT->nPass;
+    pT->rMicros = colvecOsMicros() - tStart;
   }
   if (rc == SQLITE_OK) colvecTopkSort(&pCur->topk);
   return rc;

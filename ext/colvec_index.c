@@ -352,7 +352,6 @@ static int indexExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
   int64_t i, nSeen = 0;
   int rc = SQLITE_OK;
   ColvecTick tick;
-  (void)s;
   colvecTickInit(&tick, pSegs->db);
   if (aBase == NULL) {
     pBuf = sqlite3_malloc(pCol->nByte);
@@ -377,6 +376,8 @@ static int indexExact(ColvecSegTable *pSegs, ColvecSegHandle *h,
                                   pCol->nDim),
                    h->aRowid[i], i);
   }
+  s->stat.zWay = "scan vectors";
+  s->stat.nVisit += nSeen;
   sqlite3_free(pBuf);
   return rc;
 }
@@ -449,6 +450,8 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
     s->aDist[nOut++] = (float)cand.aHit[j].rDist;
   }
   colvecTopkFree(&cand);
+  s->stat.zWay = "scan codes";
+  s->stat.nVisit += nSeen;
   /* the rows the codes leave out, with their exact distances */
   for (i = 0; rc == SQLITE_OK && i < pIdx->nExact; i++) {
     uint32_t iRow = pIdx->aExactRow[i];

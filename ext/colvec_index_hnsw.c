@@ -278,6 +278,7 @@ struct IndexQuery {
   void *pBuf;                  /* access=file: one vector */
   int rcRead;                  /* first failed vector read, SQLITE_OK if none */
   char *zErrRead;              /* its message (owned) */
+  int64_t nVisit;              /* query-to-node distances computed */
 };
 
 static float indexExactDist(IndexQuery *p, uint32_t iNode);
@@ -285,6 +286,7 @@ static float indexExactDist(IndexQuery *p, uint32_t iNode);
 /* Query-to-node distance: on the codes, or on the float32 vector. */
 static float indexQueryDist(void *pCtx, uint32_t iNode) {
   IndexQuery *p = (IndexQuery *)pCtx;
+  p->nVisit++;
   if (p->pIdx->pQuant) {
     return colvecQuantDistance(p->pqq, p->pIdx->aCode +
                                            (size_t)iNode * p->pIdx->nCodeBytes);
@@ -335,6 +337,7 @@ static void indexQueryDistBatch(void *pCtx, const uint32_t *aNode, int nNode,
     for (i = 0; i < nNode; i++) {
       apCode[i] = p->pIdx->aCode + (size_t)aNode[i] * p->pIdx->nCodeBytes;
     }
+    p->nVisit += nNode;
     colvecQuantDistanceBatch(p->pqq, apCode, nNode, aOut);
     return;
   }
@@ -461,6 +464,8 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.pCtx = &ctx;
   rc = colvecHnswSearch(pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
+  s->stat.zWay = "graph";
+  s->stat.nVisit += ctx.nVisit;
   if (ctx.rcRead != SQLITE_OK) {
     /* a vector could not be read: the results would be wrong */
     *pzErr = ctx.zErrRead;

@@ -14,7 +14,7 @@
 /* Searches the delta exactly; see colvecInt.h. */
 int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    const ColvecPlan *pPlan, sqlite3_value **argv,
-                   ColvecTopk *pTopk, char **pzErr) {
+                   ColvecTopk *pTopk, int64_t *pnPass, char **pzErr) {
   const ColvecColumn *pCol = &pStorage->pConfig->aCol[q->iCol];
   const ColvecKernels *pK = colvecKernelsBest();
   sqlite3_stmt *pStmt = NULL;
@@ -25,6 +25,7 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
   /* Blobs handed out by SQLite need not be aligned for float loads: a
   ** misaligned one is copied here first (one buffer per query). */
   void *pAligned = NULL;
+  *pnPass = 0;
   for (i = 0; rc == SQLITE_OK && i < pPlan->nArg; i++) {
     if (pPlan->aArg[i].eOp != COLVEC_OP_IN ||
         colvecStorageInBound(pStorage, pPlan, argv, i)) {
@@ -74,6 +75,7 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
       memcpy(pAligned, pVec, (size_t)nVec);
       pVec = pAligned;
     }
+    (*pnPass)++;
     colvecTopkPush(pTopk,
                    colvecDistance(pK, pCol->eMetric, pCol->eElem, q->pVec, pVec,
                                   pCol->nDim),

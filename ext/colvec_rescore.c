@@ -139,6 +139,7 @@ static int rescoreVectors(ColvecSegHandle *h, ColvecSegIndex *pIdx,
                           const ColvecColumn *pCol, int ePrefault, int nOut,
                           ColvecTopk *pTopk, char **pzErr) {
   int i;
+  s->stat.nRescore += nOut;
   qsort(s->aNode, (size_t)nOut, sizeof(uint32_t), rescoreNodeCmp);
   if (pIdx->aVecBase) {
     int bHint = ePrefault == COLVEC_PREFAULT_NONE && !pIdx->bWarm;

@@ -24,6 +24,17 @@
 **   fallback        1 when the measure left out codes or graph that the
 **                   table's options ask for, else 0
 **
+** and how the last KNN query this connection ran on the table searched the
+** row's segment (or the delta), when it searched that vector column of it
+** (else NULL):
+**
+**   last_search     'graph', 'scan codes' (then float32 rescoring), 'scan
+**                   vectors', or 'skipped' (no row passed)
+**   last_passing    rows that passed the query's filters and deletions
+**   last_visited    distances computed: graph nodes, or rows scanned
+**   last_rescored   candidates rescored with their float32 vectors
+**   last_micros     time spent on it, in microseconds
+**
 ** The table is read in one snapshot (colvecVtabHold), as colvec_check
 ** reads it, and nothing is written: it works on read-only connections. A
 ** damaged recall record is SQLITE_CORRUPT_VTAB, as in integrity-check. The
@@ -46,6 +57,8 @@ struct SegmentsRow {
   const char *zStorage; /* 'sidecar', 'embedded', 'memory' or 'delta' */
   const char *zQuant;   /* codes kept ('none' when none) */
   ColvecIndexInfo info; /* how the column is indexed and searched */
+  int bTrace;           /* the last KNN searched it: trace is set */
+  ColvecKnnTrace trace; /* how, when bTrace */
 };
 
 /* The virtual table: remembers its connection. */
@@ -78,8 +91,13 @@ struct SegmentsCursor {
 #define SEGMENTS_RECALL_CODES 9
 #define SEGMENTS_RECALL_VECTORS 10
 #define SEGMENTS_FALLBACK 11
-#define SEGMENTS_TABLE 12
-#define SEGMENTS_SCHEMA 13
+#define SEGMENTS_LAST_SEARCH 12
+#define SEGMENTS_LAST_PASSING 13
+#define SEGMENTS_LAST_VISITED 14
+#define SEGMENTS_LAST_RESCORED 15
+#define SEGMENTS_LAST_MICROS 16
+#define SEGMENTS_TABLE 17
+#define SEGMENTS_SCHEMA 18
 
 /* xConnect: one table shape for every use. */
 static int segmentsConnect(sqlite3 *db, void *pAux, int argc,
@@ -93,7 +111,8 @@ static int segmentsConnect(sqlite3 *db, void *pAux, int argc,
   rc = sqlite3_declare_vtab(
       db, "CREATE TABLE x(segid, vector_column, rows, deleted, bytes, "
           "storage, quantizer, indexed, search, recall_codes, recall_vectors, "
-          "fallback, tab HIDDEN, schema HIDDEN)");
+          "fallback, last_search, last_passing, last_visited, last_rescored, "
+          "last_micros, tab HIDDEN, schema HIDDEN)");
   if (rc == SQLITE_OK) {
     SegmentsVtab *pNew = sqlite3_malloc(sizeof(*pNew));
     if (pNew == NULL) return SQLITE_NOMEM;
@@ -196,6 +215,16 @@ static int segmentsAdd(SegmentsCursor *pCur, ColvecVtab *pTab,
     if (rc != SQLITE_OK) {
       *pzErr = sqlite3_mprintf("colvec: colvec_segments: %s",
                                sqlite3_errmsg(pTab->db));
+    }
+  }
+  if (iCol == pTab->iTraceCol) {
+    int64_t iSegid = h ? h->iSegid : -1;
+    int i;
+    for (i = 0; i < pTab->nTrace; i++) {
+      if (pTab->aTrace[i].iSegid == iSegid) {
+        p->bTrace = 1;
+        p->trace = pTab->aTrace[i];
+      }
     }
   }
   if (rc == SQLITE_OK) {
@@ -312,6 +341,31 @@ static void segmentsRecall(sqlite3_context *pCtx, const SegmentsRow *p,
   if (p->info.bMeasured && r >= 0.0) sqlite3_result_double(pCtx, r);
 }
 
+/* xColumn of the last_* columns (iCol), from trace pT. */
+static void segmentsTrace(sqlite3_context *pCtx, const ColvecKnnTrace *pT,
+                          int iCol) {
+  switch (iCol) {
+  case SEGMENTS_LAST_SEARCH:
+    sqlite3_result_text(pCtx, pT->stat.zWay ? pT->stat.zWay : "skipped", -1,
+                        SQLITE_STATIC);
+    break;
+  case SEGMENTS_LAST_PASSING:
+    sqlite3_result_int64(pCtx, pT->nPass);
+    break;
+  case SEGMENTS_LAST_VISITED:
+    sqlite3_result_int64(pCtx, pT->stat.nVisit);
+    break;
+  case SEGMENTS_LAST_RESCORED:
+    sqlite3_result_int64(pCtx, pT->stat.nRescore);
+    break;
+  case SEGMENTS_LAST_MICROS:
+    sqlite3_result_double(pCtx, pT->rMicros);
+    break;
+  default:
+    break;
+  }
+}
+
 /* xColumn (the argument columns: NULL). */
 static int segmentsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
                           int iCol) {
@@ -358,6 +412,7 @@ static int segmentsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
     sqlite3_result_int(pCtx, p->info.bFallback);
     break;
   default:
+    if (p->bTrace) segmentsTrace(pCtx, &p->trace, iCol);
     break;
   }
   return SQLITE_OK;

@@ -139,6 +139,7 @@ static void vtabFree(ColvecVtab *pTab) {
     colvecBatchFree(&pTab->pending);
     colvecIndexScratchFree(&pTab->scratch);
     sqlite3_free(pTab->aMark);
+    sqlite3_free(pTab->aTrace);
     colvecSegTableClose(pTab->pSegs);
     colvecStorageClose(pTab->pStorage);
     colvecConfigFree(pTab->pConfig);
@@ -187,6 +188,7 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   if (pTab == NULL) return SQLITE_NOMEM;
   memset(pTab, 0, sizeof(*pTab));
   pTab->db = db;
+  pTab->iTraceCol = -1;
   rc = colvecConfigParse(argc, argv, &pTab->pConfig, pzErr);
   if (rc == SQLITE_OK) {
     int64_t nBuf = 0;
