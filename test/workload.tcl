@@ -194,19 +194,35 @@ proc wl_op {dbh nrow} {
 # One write transaction: 1 to 3 operations and the counter bump, then
 # COMMIT. A BEGIN IMMEDIATE or a COMMIT that fails with SQLITE_BUSY (other
 # writers, or rollback-journal readers holding the commit off, past the
-# busy timeout) is retried; the count of retries is added to ::wl_busy.
-# Returns the counter value committed.
+# busy timeout) is retried; so is the whole transaction when a statement
+# inside it does (a deferred transaction that must give up its snapshot,
+# as SQLite asks of applications: roll back, then start again). Any other
+# error is raised, and so is the 100th SQLITE_BUSY of one transaction's
+# statements. The count of retries is added to ::wl_busy. Returns the
+# counter value committed.
 proc wl_txn {dbh} {
-  while {[catch {$dbh eval $::wl_begin} msg]} {
-    if {![string match "*database is locked*" $msg]} { error $msg }
+  set nTry 0
+  while {1} {
+    while {[catch {$dbh eval $::wl_begin} msg]} {
+      if {![string match "*database is locked*" $msg]} { error $msg }
+      incr ::wl_busy
+    }
+    if {![catch {
+      set nrow [$dbh one {SELECT count(*) FROM m}]
+      for {set j [wl_rand 3]} {$j >= 0} {incr j -1} {
+        wl_op $dbh $nrow
+      }
+      $dbh eval {UPDATE cnt SET n = n + 1}
+      set n [$dbh one {SELECT n FROM cnt}]
+    } msg]} {
+      break
+    }
+    catch {$dbh eval ROLLBACK}
+    if {![string match "*database is locked*" $msg] || [incr nTry] >= 100} {
+      error $msg
+    }
     incr ::wl_busy
   }
-  set nrow [$dbh one {SELECT count(*) FROM m}]
-  for {set j [wl_rand 3]} {$j >= 0} {incr j -1} {
-    wl_op $dbh $nrow
-  }
-  $dbh eval {UPDATE cnt SET n = n + 1}
-  set n [$dbh one {SELECT n FROM cnt}]
   while {[catch {$dbh eval COMMIT} msg]} {
     if {![string match "*database is locked*" $msg]} {
       catch {$dbh eval ROLLBACK}
