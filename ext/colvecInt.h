@@ -157,6 +157,8 @@ struct ColvecConfig {
   ColvecColumn *aCol; /* user columns, in declaration order */
   int nVector;        /* how many of them are vector columns */
   int nDeltaRows;     /* delta_rows=N: compaction threshold */
+  int nDeferRows;     /* defer_rows=N: rows of segments a commit may leave
+                      ** without their graph (0: none) */
   int eAccess;        /* access=mmap|file: COLVEC_SEG_MMAP or _FILE */
   int ePrefault;      /* prefault=none|willneed|populate */
   int bNoVerify;      /* verify=none: a sidecar file's section checksums
@@ -206,6 +208,13 @@ int colvecConfigStorageChoose(sqlite3 *db, ColvecConfig *p, char **pzErr);
 
 /* Default of the delta_rows table option. */
 #define COLVEC_DEFAULT_DELTA_ROWS 1000
+
+/*
+** Default of the defer_rows table option: a bulk load of up to this many
+** rows commits without building its graph, and its rows are searched by a
+** scan of their codes until the 'index' command (or a merge) builds it.
+*/
+#define COLVEC_DEFAULT_DEFER_ROWS 20000
 
 /*
 ** Parses the CREATE VIRTUAL TABLE arguments (argv[0] module, argv[1]
@@ -766,13 +775,45 @@ char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 /*
 ** Writes the live rows of aSrc[0..nSrc-1], in rowid order, as one new
 ** segment and records it in the manifest; segment sources leave the
-** manifest (for the trash) with their tombstones. Writes nothing when there
+** manifest (for the trash) with their tombstones. bDefer leaves the
+** graphs out (colvecIndexWrite). Writes nothing when there
 ** is no live
 ** row. Batch sources are left for the caller to clear. Returns SQLITE_OK or
 ** an error with *pzErr set; on error no file is left behind.
 */
 int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                       const ColvecSource *aSrc, int nSrc, char **pzErr);
+                       const ColvecSource *aSrc, int nSrc, int bDefer,
+                       char **pzErr);
+
+/*
+** Returns the live rows of the segments of pSegs (as last refreshed) whose
+** graph is deferred (colvecIndexPending).
+*/
+int64_t colvecCompactDeferredRows(ColvecSegTable *pSegs);
+
+/*
+** The graphs of a pending segment being built in steps by the 'index'
+** command, kept by the connection between commands (ColvecVtab.pIndexJob):
+** the segment, its live rows when the job began, and a graph build per
+** vector column. Only the last step writes anything; a job whose segment
+** was merged, rewritten or lost rows since is dropped and started again.
+*/
+typedef struct ColvecCompactJob ColvecCompactJob;
+
+/* Frees a job (NULL allowed). */
+void colvecCompactJobFree(ColvecCompactJob *p);
+
+/*
+** The 'index' command's work, about nBudget rows of graph building: the
+** oldest segments whose graph is deferred that fit the budget whole are
+** rewritten as one segment with its graph; when the oldest does not fit,
+** its graphs are built nBudget rows further in *ppJob (started, or
+** carried on from the last command), and once complete the segment is
+** rewritten with them. Does nothing when no segment is pending. Returns
+** SQLITE_OK or an error with *pzErr set (the job then dropped).
+*/
+int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                       int64_t nBudget, ColvecCompactJob **ppJob, char **pzErr);
 
 /*
 ** Stores the bytes of finished segment file zPath of store pStore as
@@ -798,7 +839,8 @@ int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 ** Size-tiered merging: while some tier (segments of 4^t..4^(t+1) times
 ** delta_rows live rows) holds 4 or more segments, merges that tier into one
 ** segment; a segment with more tombstoned than live rows is rewritten.
-** bAll merges every segment into one (the optimize command).
+** bAll merges every segment into one (the optimize command), with its
+** graph: a lone segment whose graph is deferred is rewritten too.
 */
 int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
                        char **pzErr);
@@ -895,6 +937,25 @@ void colvecIndexScratchFree(ColvecIndexScratch *p);
 ** the codes and the float32 vectors of ColvecSegIndex, and rescoring
 ** (colvecRescoreFinish, colvec_rescore.c).
 */
+/*
+** A graph of one segment column built in steps (the 'index' command): the
+** live vectors of the segment copied out, and an HNSW build that inserts
+** them a budget at a time (colvec_index_hnsw.c). JobNew takes ownership of
+** aVec (nRow vectors of the column, row order) and aRowid (their rowids,
+** ascending), freed with the job; Step inserts at least nMax more rows (or
+** all that are left), asking pTick; Count says how many are in. Once all
+** are, colvecIndexWrite of exactly these rows (ColvecIndexBuild.pJob)
+** writes the graph the job built, the same as a build in one go. A failed
+** Step leaves a job only to free. Return COLVEC_OK, COLVEC_NOMEM or
+** COLVEC_INTERRUPT.
+*/
+typedef struct ColvecIndexJob ColvecIndexJob;
+int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
+                          int64_t *aRowid, int64_t nRow, ColvecIndexJob **pp);
+int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick);
+int64_t colvecIndexHnswJobCount(const ColvecIndexJob *p);
+void colvecIndexHnswJobFree(ColvecIndexJob *p);
+
 /* What colvecIndexWrite hands an index type's xBuild, and gets back. */
 typedef struct ColvecIndexBuild ColvecIndexBuild;
 struct ColvecIndexBuild {
@@ -906,6 +967,8 @@ struct ColvecIndexBuild {
   uint8_t *aPart;            /* out: the structure (sqlite3_malloc'd) */
   int64_t nPart;             /* out: its bytes */
   ColvecHnswRecall recall;   /* out: what the structure measured */
+  ColvecIndexJob *pJob;      /* the graph of these rows built in steps
+                             ** (all of them inserted), or NULL */
 };
 
 typedef struct ColvecIndexMethods ColvecIndexMethods;
@@ -953,11 +1016,27 @@ struct ColvecSegIndex {
 extern const ColvecIndexMethods colvecIndexHnswMethods;
 
 /*
+** Measures, as the graph's build does (COLVEC_RECALL_QUERIES of the nRow
+** vectors at aVec of column iCol searched for their COLVEC_RECALL_K
+** nearest), the recall of a scan of every row's code in pB (pB->pQuant set)
+** rescored as a search rescores: into *pr. For a segment whose graph is
+** deferred, searched by that scan until the graph is built. Returns
+** COLVEC_OK, COLVEC_NOMEM or COLVEC_INTERRUPT.
+*/
+int colvecIndexHnswMeasureScan(ColvecTick *pTick, const ColvecConfig *pC,
+                               int iCol, const void *aVec, int64_t nRow,
+                               const ColvecIndexBuild *pB, double *pr);
+
+/*
 ** Writes the index sections of vector column iCol for nRow vectors held
 ** contiguously at aVec (the column's element type, row order) with rowids
 ** aRowid: quantizer and codes (float columns with quantize != none), and
 ** the graph (segments of COLVEC_INDEX_MIN_ROWS rows or more, unless
 ** index=none; int8 and bit columns are traversed on their own vectors).
+** bDefer leaves the graph out (and the codes too when a scan of them
+** measures a recall below COLVEC_RECALL_FLOOR): see colvecIndexPending.
+** pJob, when not NULL, is the column's graph built in steps: used when it
+** holds exactly these rows, else the graph is built here.
 ** pTick is asked throughout. Returns SQLITE_OK or an error with *pzErr set
 ** (SQLITE_INTERRUPT when interrupted), except a failed write of pW:
 ** COLVEC_IOERR with *pzErr unset, the writer's message and errno telling
@@ -965,7 +1044,17 @@ extern const ColvecIndexMethods colvecIndexHnswMethods;
 */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                      const ColvecConfig *pC, int iCol, const void *aVec,
-                     int64_t nRow, const int64_t *aRowid, char **pzErr);
+                     int64_t nRow, const int64_t *aRowid, int bDefer,
+                     ColvecIndexJob *pJob, char **pzErr);
+
+/*
+** Returns 1 when segment h has a vector column whose graph was deferred
+** (colvecIndexWrite with bDefer): one that should have a graph by its
+** rows and definition but has neither a graph nor a measured recall (a
+** fallback that left the graph out has the latter), else 0. Such a column
+** is searched by a scan of its codes until a rewrite builds its graph.
+*/
+int colvecIndexPending(ColvecSegHandle *h, const ColvecConfig *pC);
 
 /*
 ** Offers to pTopk the best rows of segment h for query q: an HNSW search
@@ -990,6 +1079,9 @@ struct ColvecIndexInfo {
   int bMeasured;           /* recall holds the stored RECALL record */
   int bFallback;           /* the measure left out codes or graph that the
                            ** table's options ask for */
+  int bPending;            /* the graph was deferred (colvecIndexPending):
+                           ** searched by a scan of the codes (or exactly,
+                           ** without codes) until it is built */
   ColvecHnswRecall recall; /* the record, valid when bMeasured */
 };
 
@@ -1636,22 +1728,24 @@ struct ColvecKnnTrace {
 /* One colvec table as seen by one connection. */
 typedef struct ColvecVtab ColvecVtab;
 struct ColvecVtab {
-  sqlite3_vtab base;          /* base class: must be first */
-  sqlite3 *db;                /* connection */
-  ColvecConfig *pConfig;      /* parsed definition */
-  ColvecStorage *pStorage;    /* shadow tables */
-  ColvecSegTable *pSegs;      /* segment files */
-  ColvecBatch pending;        /* rows inserted in this transaction */
-  int64_t nFlushed;           /* pending rows 0..nFlushed-1 are written */
-  int64_t *aMark;             /* per open savepoint: pending.nRow, nFlushed */
-  int nMark;                  /* open savepoints with a mark */
-  unsigned char *aRowBuf;     /* room for one row's vectors (xUpdate) */
-  ColvecCell *aCell;          /* one cell per user column (xUpdate) */
-  ColvecIndexScratch scratch; /* buffers reused by every KNN search */
-  ColvecKnnTrace *aTrace;     /* the last KNN query: one entry per source */
-  int nTrace;                 /* entries of aTrace in use */
-  int nTraceAlloc;            /* entries allocated at aTrace */
-  int iTraceCol;              /* vector column the last KNN searched, or -1 */
+  sqlite3_vtab base;           /* base class: must be first */
+  sqlite3 *db;                 /* connection */
+  ColvecConfig *pConfig;       /* parsed definition */
+  ColvecStorage *pStorage;     /* shadow tables */
+  ColvecSegTable *pSegs;       /* segment files */
+  ColvecBatch pending;         /* rows inserted in this transaction */
+  int64_t nFlushed;            /* pending rows 0..nFlushed-1 are written */
+  int64_t *aMark;              /* per open savepoint: pending.nRow, nFlushed */
+  int nMark;                   /* open savepoints with a mark */
+  unsigned char *aRowBuf;      /* room for one row's vectors (xUpdate) */
+  ColvecCell *aCell;           /* one cell per user column (xUpdate) */
+  ColvecIndexScratch scratch;  /* buffers reused by every KNN search */
+  ColvecCompactJob *pIndexJob; /* graphs the 'index' command is building in
+                               ** steps, or NULL (colvecCompactIndex) */
+  ColvecKnnTrace *aTrace;      /* the last KNN query: one entry per source */
+  int nTrace;                  /* entries of aTrace in use */
+  int nTraceAlloc;             /* entries allocated at aTrace */
+  int iTraceCol;               /* vector column the last KNN searched, or -1 */
 #ifdef COLVEC_DEBUG
   int eTxn; /* debug: COLVEC_TXN_* state, checks call order */
 #endif
@@ -1695,6 +1789,14 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
 ** with bAll) and deletes files nothing needs.
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
+
+/*
+** The 'index' command: flushes, then builds the deferred graphs of the
+** oldest segments holding up to nBudget rows (at least one segment;
+** colvecCompactIndex), merges as a commit does and deletes files nothing
+** needs. Returns SQLITE_OK or an error with *pzErr set.
+*/
+int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr);
 
 /* Inserts a row (pRowid NULL: a new rowid); see colvec_write.c. */
 int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,

@@ -84,7 +84,8 @@ static int compactCollect(const ColvecSource *aSrc, int nSrc,
 static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
                                ColvecTick *pTick, const ColvecSource *aSrc,
                                const ColvecRowRef *aRow, int64_t nRow, int iCol,
-                               void *pBuf, char **pzErr) {
+                               int bDefer, ColvecIndexJob *pJob, void *pBuf,
+                               char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   const ColvecColumn *pCol = &pC->aCol[iCol];
   int bIndex = colvecLayoutIndexParts(pCol, nRow) != 0;
@@ -106,7 +107,8 @@ static int compactWriteVectors(ColvecSegTable *pSegs, ColvecSegWriter *pW,
   rc = colvecLayoutWriteVectors(pC, pW, pTick, aSrc, aRow, nRow, iCol, pBuf,
                                 aAll, pzErr);
   if (rc == COLVEC_OK && aAll) {
-    rc = colvecIndexWrite(pW, pTick, pC, iCol, aAll, nRow, aRowid, pzErr);
+    rc = colvecIndexWrite(pW, pTick, pC, iCol, aAll, nRow, aRowid, bDefer, pJob,
+                          pzErr);
   }
   sqlite3_free(aAll);
   sqlite3_free(aRowid);
@@ -232,9 +234,46 @@ static int compactTxnGen(ColvecStorage *pStorage, sqlite3_int64 *piGen,
   return rc;
 }
 
+/* The graphs of one pending segment built in steps; see colvecInt.h. */
+struct ColvecCompactJob {
+  int64_t iSegid;         /* the segment */
+  uint64_t cksum;         /* its header checksum (a segid a rolled-back
+                          ** transaction used may come back with other
+                          ** rows) */
+  int64_t nTomb;          /* its tombstones when the job began */
+  int64_t nRow;           /* its live rows then: the graphs' nodes */
+  int nCol;               /* entries of apCol: the table's columns */
+  ColvecIndexJob **apCol; /* per column: its graph's build, or NULL */
+};
+
+/* Frees a job; see colvecInt.h. */
+void colvecCompactJobFree(ColvecCompactJob *p) {
+  int i;
+  if (p == NULL) return;
+  for (i = 0; i < p->nCol; i++)
+    colvecIndexHnswJobFree(p->apCol[i]);
+  sqlite3_free(p->apCol);
+  sqlite3_free(p);
+}
+
+/*
+** Writes the live rows of aSrc[0..nSrc-1] as a segment (colvecCompactWrite),
+** with the graphs of pJob (NULL: none) where they hold exactly those rows.
+*/
+static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            const ColvecSource *aSrc, int nSrc, int bDefer,
+                            ColvecCompactJob *pJob, char **pzErr);
+
 /* Writes a segment from sources; see colvecInt.h. */
 int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                       const ColvecSource *aSrc, int nSrc, char **pzErr) {
+                       const ColvecSource *aSrc, int nSrc, int bDefer,
+                       char **pzErr) {
+  return compactWriteWith(pSegs, pStorage, aSrc, nSrc, bDefer, NULL, pzErr);
+}
+
+static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            const ColvecSource *aSrc, int nSrc, int bDefer,
+                            ColvecCompactJob *pJob, char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
   ColvecRowRef *aRow = NULL;
   int64_t nRow = 0;
@@ -299,8 +338,8 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     if (rc == SQLITE_OK) rc = colvecLayoutWriteRowids(pW, aRow, nRow);
     for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
       if (pC->aCol[i].bVector) {
-        rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, pBuf,
-                                 pzErr);
+        rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, bDefer,
+                                 pJob ? pJob->apCol[i] : NULL, pBuf, pzErr);
       } else {
         rc = colvecLayoutWriteAttr(pC, pW, &tick, aSrc, aRow, nRow, i, pzErr);
       }
@@ -371,7 +410,8 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
     aSrc = sqlite3_malloc64(sizeof(ColvecSource) * (sqlite3_uint64)pSegs->nSeg);
     if (aSrc == NULL) return SQLITE_NOMEM;
     if (bAll) {
-      if (pSegs->nSeg > 1 || pSegs->apSeg[0]->nTomb > 0) {
+      if (pSegs->nSeg > 1 || pSegs->apSeg[0]->nTomb > 0 ||
+          colvecIndexPending(pSegs->apSeg[0], pC)) {
         for (i = 0; i < pSegs->nSeg; i++) {
           aSrc[nSrc].pBatch = NULL;
           aSrc[nSrc].iFirst = 0;
@@ -406,9 +446,202 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
         }
       }
     }
-    if (nSrc > 0) rc = colvecCompactWrite(pSegs, pStorage, aSrc, nSrc, pzErr);
+    if (nSrc > 0) {
+      rc = colvecCompactWrite(pSegs, pStorage, aSrc, nSrc, 0, pzErr);
+    }
     sqlite3_free(aSrc);
     if (nSrc == 0 || bAll) break;
+  }
+  return rc;
+}
+
+/* Live rows of segments whose graph is deferred; see colvecInt.h. */
+int64_t colvecCompactDeferredRows(ColvecSegTable *pSegs) {
+  int64_t n = 0;
+  int i;
+  for (i = 0; i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    if (colvecIndexPending(h, pSegs->pConfig)) n += h->nRow - h->nTomb;
+  }
+  return n;
+}
+
+/*
+** Starts *ppJob for pending segment h: copies the vectors of its live rows
+** out, per vector column whose graph it lacks, and starts their builds.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int compactJobStart(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                           ColvecCompactJob **ppJob, char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  ColvecSource src;
+  ColvecRowRef *aRow = NULL;
+  ColvecCompactJob *p;
+  void *pBuf = NULL;
+  int64_t nRow = 0, i;
+  int iCol, rc;
+  *ppJob = NULL;
+  src.pBatch = NULL;
+  src.iFirst = 0;
+  src.pSeg = h;
+  rc = compactCollect(&src, 1, &aRow, &nRow, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  p = sqlite3_malloc(sizeof(*p));
+  if (p) {
+    memset(p, 0, sizeof(*p));
+    p->apCol = sqlite3_malloc64(sizeof(ColvecIndexJob *) * (size_t)pC->nCol);
+    if (p->apCol) memset(p->apCol, 0, sizeof(ColvecIndexJob *) * pC->nCol);
+    p->nCol = p->apCol ? pC->nCol : 0;
+  }
+  if (p == NULL || p->apCol == NULL) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK) {
+    p->iSegid = h->iSegid;
+    p->cksum = h->cksum;
+    p->nTomb = h->nTomb;
+    p->nRow = nRow;
+  }
+  for (iCol = 0; rc == SQLITE_OK && iCol < pC->nCol; iCol++) {
+    const ColvecColumn *pCol = &pC->aCol[iCol];
+    uint8_t *aVec;
+    int64_t *aRowid;
+    if (!(colvecLayoutIndexParts(pCol, nRow) & (1 << COLVEC_LAYOUT_GRAPH)) ||
+        (colvecLayoutPartMask(h, iCol) & (1 << COLVEC_LAYOUT_GRAPH))) {
+      continue;
+    }
+    aVec = sqlite3_malloc64((sqlite3_uint64)nRow * (sqlite3_uint64)pCol->nByte);
+    aRowid = sqlite3_malloc64((sqlite3_uint64)nRow * 8 + 8);
+    sqlite3_free(pBuf);
+    pBuf = sqlite3_malloc64((sqlite3_uint64)pCol->nByte + 8);
+    if (aVec == NULL || aRowid == NULL || pBuf == NULL) {
+      sqlite3_free(aVec);
+      sqlite3_free(aRowid);
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
+      const void *pVec =
+          colvecLayoutVector(h, pCol, iCol, aRow[i].iRow, pBuf, pzErr, &rc);
+      if (pVec) memcpy(aVec + (size_t)i * pCol->nByte, pVec, pCol->nByte);
+      aRowid[i] = aRow[i].iRowid;
+    }
+    if (rc != SQLITE_OK) {
+      sqlite3_free(aVec);
+      sqlite3_free(aRowid);
+      break;
+    }
+    rc = colvecIndexHnswJobNew(pC, iCol, aVec, aRowid, nRow, &p->apCol[iCol]);
+    if (rc == COLVEC_NOMEM) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(pBuf);
+  sqlite3_free(aRow);
+  if (rc != SQLITE_OK) {
+    colvecCompactJobFree(p);
+    return rc;
+  }
+  *ppJob = p;
+  return SQLITE_OK;
+}
+
+/*
+** Returns the segment of pSegs that job p builds the graphs of when it is
+** still live and unchanged (no row of it deleted since the job began),
+** else NULL.
+*/
+static ColvecSegHandle *compactJobSegment(ColvecSegTable *pSegs,
+                                          const ColvecCompactJob *p) {
+  int i;
+  for (i = 0; i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    if (h->iSegid == p->iSegid) {
+      return h->cksum == p->cksum && h->nTomb == p->nTomb ? h : NULL;
+    }
+  }
+  return NULL;
+}
+
+/* Builds deferred graphs; see colvecInt.h. */
+int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                       int64_t nBudget, ColvecCompactJob **ppJob,
+                       char **pzErr) {
+  ColvecTick tick;
+  int rc = SQLITE_OK;
+  colvecTickInit(&tick, pStorage->db);
+  while (rc == SQLITE_OK && nBudget > 0) {
+    ColvecSegHandle *h = NULL;
+    ColvecSource *aSrc;
+    int64_t nTaken = 0, nBefore, nAfter;
+    int nSrc = 0, i;
+    rc = colvecSegTableRefresh(pSegs, pzErr);
+    if (rc != SQLITE_OK) break;
+    if (*ppJob && (h = compactJobSegment(pSegs, *ppJob)) == NULL) {
+      /* merged, rewritten or deleted from meanwhile: start again */
+      colvecCompactJobFree(*ppJob);
+      *ppJob = NULL;
+    }
+    if (*ppJob == NULL) {
+      aSrc = sqlite3_malloc64(sizeof(ColvecSource) *
+                              (sqlite3_uint64)(pSegs->nSeg + 1));
+      if (aSrc == NULL) return SQLITE_NOMEM;
+      /* the oldest first, as many as the budget holds whole */
+      for (i = 0; i < pSegs->nSeg; i++) {
+        ColvecSegHandle *hi = pSegs->apSeg[i];
+        int64_t nLive = hi->nRow - hi->nTomb;
+        if (!colvecIndexPending(hi, pSegs->pConfig)) continue;
+        if (nTaken + nLive > nBudget) {
+          if (nSrc == 0) h = hi; /* the oldest is too big: in steps */
+          break;
+        }
+        aSrc[nSrc].pBatch = NULL;
+        aSrc[nSrc].iFirst = 0;
+        aSrc[nSrc++].pSeg = hi;
+        nTaken += nLive;
+      }
+      if (nSrc > 0) {
+        rc = colvecCompactWrite(pSegs, pStorage, aSrc, nSrc, 0, pzErr);
+        nBudget -= nTaken;
+      }
+      sqlite3_free(aSrc);
+      if (nSrc > 0) continue;
+      if (h == NULL) break; /* nothing pending */
+      rc = compactJobStart(pSegs, h, ppJob, pzErr);
+      if (rc != SQLITE_OK) break;
+    }
+    /* a step of the job: nBudget more rows into every column's graph
+    ** (they move together: the same rows, the same batches) */
+    nBefore = -1;
+    nAfter = (*ppJob)->nRow;
+    for (i = 0; rc == SQLITE_OK && i < (*ppJob)->nCol; i++) {
+      ColvecIndexJob *pCol = (*ppJob)->apCol[i];
+      if (pCol == NULL) continue;
+      if (nBefore < 0) nBefore = colvecIndexHnswJobCount(pCol);
+      rc = colvecIndexHnswJobStep(pCol, nBudget, &tick);
+      if (rc == COLVEC_INTERRUPT) {
+        rc = colvecTickError(pzErr);
+      } else if (rc == COLVEC_NOMEM) {
+        rc = SQLITE_NOMEM;
+      } else if (rc != COLVEC_OK) {
+        *pzErr = sqlite3_mprintf("colvec: building a graph failed");
+        rc = SQLITE_ERROR;
+      }
+      if (rc == SQLITE_OK) nAfter = colvecIndexHnswJobCount(pCol);
+    }
+    if (rc != SQLITE_OK) {
+      colvecCompactJobFree(*ppJob);
+      *ppJob = NULL;
+      break;
+    }
+    nBudget -= nBefore < 0 ? 0 : nAfter - nBefore;
+    if (nAfter == (*ppJob)->nRow) {
+      ColvecSource src;
+      src.pBatch = NULL;
+      src.iFirst = 0;
+      src.pSeg = h;
+      rc = compactWriteWith(pSegs, pStorage, &src, 1, 0, *ppJob, pzErr);
+      colvecCompactJobFree(*ppJob);
+      *ppJob = NULL;
+    } else {
+      break;
+    }
   }
   return rc;
 }

@@ -20,6 +20,11 @@
 **
 ** An argument that is a single key=value token is a table option:
 **   delta_rows=N                  rows kept in the delta before compaction
+**   defer_rows=N                  rows a commit may leave in segments
+**                                 whose graph is not built yet (searched
+**                                 by a scan of their codes; the 'index'
+**                                 command builds it); 0: every graph is
+**                                 built at commit
 **   access=mmap|file              how segment files are read
 **   prefault=none|willneed|populate  what to do when a segment is opened
 **   verify=open|none              whether every section checksum of a
@@ -551,6 +556,18 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     p->nDeltaRows = n;
     return SQLITE_OK;
   }
+  if (nKey == 10 && sqlite3_strnicmp(zOpt, "defer_rows", 10) == 0) {
+    int n = strcmp(zVal, "0") == 0 ? 0 : configParseCount(zVal, 10000000);
+    if (n < 1 && strcmp(zVal, "0") != 0) {
+      *pzErr = sqlite3_mprintf(
+          "colvec: defer_rows must be an integer between 0 and 10000000, got "
+          "'%s'",
+          zVal);
+      return SQLITE_ERROR;
+    }
+    p->nDeferRows = n;
+    return SQLITE_OK;
+  }
   if (nKey == 13 && sqlite3_strnicmp(zOpt, "build_threads", 13) == 0) {
     int n = configParseCount(zVal, COLVEC_HNSW_MAX_THREAD);
     if (n < 1) {
@@ -605,8 +622,8 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     return SQLITE_OK;
   }
   *pzErr = sqlite3_mprintf(
-      "colvec: unknown table option '%s' (expected delta_rows, access, "
-      "prefault, verify, build_threads, storage or chunk_size)",
+      "colvec: unknown table option '%s' (expected delta_rows, defer_rows, "
+      "access, prefault, verify, build_threads, storage or chunk_size)",
       zOpt);
   return SQLITE_ERROR;
 }
@@ -798,6 +815,7 @@ int colvecConfigParse(int argc, const char *const *argv, ColvecConfig **pp,
   if (p == NULL) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->nDeltaRows = COLVEC_DEFAULT_DELTA_ROWS;
+  p->nDeferRows = COLVEC_DEFAULT_DEFER_ROWS;
   p->iPk = -1;
   p->nBuildThread = configDefaultThreads();
   p->zDb = sqlite3_mprintf("%s", argv[1]);

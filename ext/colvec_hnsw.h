@@ -201,6 +201,29 @@ int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
                     float (*xDist)(void *pCtx, uint32_t a, uint32_t b),
                     void *pCtx, ColvecHnsw **ppGraph);
 
+/*
+** The same build in steps, for work an application paces: New takes the
+** arguments of colvecHnswBuild (xDist and pCtx, and aLevel and aRowid when
+** given, must stay valid until the builder is freed); each Step inserts
+** the next nodes, at least nMax of them or all that are left, in whole
+** batches (pConfig->nBatch), asking interrupt before each node; Count
+** tells how many are in; Finish hands over the graph once all are in
+** (COLVEC_RANGE before). The graph is byte for byte the one
+** colvecHnswBuild makes. A Step that fails (COLVEC_NOMEM,
+** COLVEC_INTERRUPT) leaves the builder unusable: Count is 0 from then on,
+** and it can only be freed. Free releases everything (NULL allowed).
+*/
+typedef struct ColvecHnswBuilder ColvecHnswBuilder;
+int colvecHnswBuilderNew(const ColvecHnswConfig *pConfig, uint32_t nNode,
+                         const uint8_t *aLevel, const uint64_t *aRowid,
+                         float (*xDist)(void *pCtx, uint32_t a, uint32_t b),
+                         void *pCtx, ColvecHnswBuilder **pp);
+int colvecHnswBuilderStep(ColvecHnswBuilder *p, uint32_t nMax,
+                          ColvecInterrupt interrupt);
+uint32_t colvecHnswBuilderCount(const ColvecHnswBuilder *p);
+int colvecHnswBuilderFinish(ColvecHnswBuilder *p, ColvecHnsw **ppGraph);
+void colvecHnswBuilderFree(ColvecHnswBuilder *p);
+
 /*************************************************************************
 ** Internals shared by colvec_hnsw.c and colvec_hnsw_build.c only.
 */

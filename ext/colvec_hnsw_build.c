@@ -422,8 +422,128 @@ static void hnswBuildCleanup(HnswBuild *pB) {
   colvecFree(pB->aReq);
 }
 
+/* A build that can be run in steps (colvec_hnsw.h). */
+struct ColvecHnswBuilder {
+  HnswBuild b;        /* the build; b.iEnd: nodes inserted so far */
+  uint32_t nNode;     /* nodes of the graph */
+  uint8_t *aOwnLevel; /* levels computed here (b.aLevel), or NULL */
+};
+
 /*
-** Builds the graph (see the interface comment in colvec_hnsw.h). Returns
+** Starts a build (see the interface comment in colvec_hnsw.h). Returns
+** COLVEC_OK and sets *pp, COLVEC_RANGE for a parameter or level out of
+** range, or COLVEC_NOMEM; *pp is NULL on error.
+*/
+int colvecHnswBuilderNew(const ColvecHnswConfig *pConfig, uint32_t nNode,
+                         const uint8_t *aLevel, const uint64_t *aRowid,
+                         float (*xDist)(void *pCtx, uint32_t a, uint32_t b),
+                         void *pCtx, ColvecHnswBuilder **pp) {
+  int rc = COLVEC_OK;
+  int nM = pConfig && pConfig->nM ? pConfig->nM : COLVEC_HNSW_DEFAULT_M;
+  int nEfC = pConfig && pConfig->nEfC ? pConfig->nEfC : COLVEC_HNSW_DEFAULT_EFC;
+  int nBatch =
+      pConfig && pConfig->nBatch ? pConfig->nBatch : COLVEC_HNSW_DEFAULT_BATCH;
+  int nThread = pConfig && pConfig->nThread ? pConfig->nThread : 1;
+  ColvecHnswBuilder *p;
+  HnswBuild *pB;
+
+  *pp = NULL;
+  if (nM < 2 || nM > COLVEC_HNSW_MAX_M || nEfC < 1 ||
+      nEfC > COLVEC_HNSW_MAX_EFC || nBatch < 1 ||
+      nBatch > COLVEC_HNSW_MAX_BATCH || nThread < 1 ||
+      nThread > COLVEC_HNSW_MAX_THREAD) {
+    return COLVEC_RANGE;
+  }
+  p = (ColvecHnswBuilder *)colvecMallocZero(&rc, sizeof(*p));
+  if (p == NULL) return COLVEC_NOMEM;
+  p->nNode = nNode;
+  if (aLevel == NULL && nNode > 0) {
+    uint32_t i;
+    p->aOwnLevel = (uint8_t *)colvecMalloc((int64_t)nNode);
+    if (p->aOwnLevel == NULL) {
+      colvecFree(p);
+      return COLVEC_NOMEM;
+    }
+    for (i = 0; i < nNode; i++) {
+      p->aOwnLevel[i] = (uint8_t)colvecHnswLevel(aRowid ? aRowid[i] : i, nM);
+    }
+    aLevel = p->aOwnLevel;
+  }
+  pB = &p->b;
+  pB->aLevel = aLevel;
+  pB->xDist = xDist;
+  pB->xPrefetch = pConfig ? pConfig->xPrefetch : NULL;
+  if (pConfig) pB->interrupt = pConfig->interrupt;
+  pB->pCtx = pCtx;
+  pB->nEfC = (uint32_t)nEfC;
+  pB->nBatch = (uint32_t)nBatch;
+  pB->nWorker = nThread < nBatch ? nThread : nBatch;
+  {
+    /* More workers than CPUs only add thread starts and barrier waits: the
+    ** graph is the same for any worker count. */
+    int nCpu = colvecOsCpuCount();
+    if (nCpu > 0 && pB->nWorker > nCpu) pB->nWorker = nCpu;
+  }
+  rc = colvecHnswAlloc(nNode, nM, aLevel, &pB->pGraph);
+  if (rc == COLVEC_OK && nNode > 0) rc = hnswWorkersInit(pB);
+  if (rc != COLVEC_OK) {
+    colvecHnswBuilderFree(p);
+    return rc;
+  }
+  *pp = p;
+  return COLVEC_OK;
+}
+
+/* Inserts the next nodes; see colvec_hnsw.h. */
+int colvecHnswBuilderStep(ColvecHnswBuilder *p, uint32_t nMax,
+                          ColvecInterrupt interrupt) {
+  HnswBuild *pB = &p->b;
+  uint32_t iStop;
+  int rc = COLVEC_OK;
+  if (pB->iEnd > p->nNode) return COLVEC_RANGE; /* a step failed before */
+  iStop = p->nNode - pB->iEnd > nMax ? pB->iEnd + nMax : p->nNode;
+  pB->interrupt = interrupt;
+  pB->bStop = 0;
+  /* whole batches, so that the graph is the one a build in one go makes */
+  for (pB->iFirst = pB->iEnd; rc == COLVEC_OK && pB->iFirst < iStop;
+       pB->iFirst = pB->iEnd) {
+    pB->iEnd =
+        p->nNode - pB->iFirst > pB->nBatch ? pB->iFirst + pB->nBatch : p->nNode;
+    rc = hnswRunPhase(pB, hnswPhaseLinks);
+    if (rc == COLVEC_OK) rc = hnswGatherRequests(pB);
+    if (rc == COLVEC_OK) rc = hnswRunPhase(pB, hnswPhaseBackLinks);
+    if (rc == COLVEC_OK) hnswUpdateEntry(pB);
+  }
+  if (rc != COLVEC_OK) pB->iEnd = p->nNode + 1; /* unusable from now on */
+  return rc;
+}
+
+/* Nodes inserted so far; see colvec_hnsw.h. */
+uint32_t colvecHnswBuilderCount(const ColvecHnswBuilder *p) {
+  return p->b.iEnd > p->nNode ? 0 : p->b.iEnd;
+}
+
+/* Hands over the finished graph; see colvec_hnsw.h. */
+int colvecHnswBuilderFinish(ColvecHnswBuilder *p, ColvecHnsw **ppGraph) {
+  *ppGraph = NULL;
+  if (p->b.iEnd != p->nNode) return COLVEC_RANGE;
+  *ppGraph = p->b.pGraph;
+  p->b.pGraph = NULL;
+  return COLVEC_OK;
+}
+
+/* Frees a builder and its graph; see colvec_hnsw.h. */
+void colvecHnswBuilderFree(ColvecHnswBuilder *p) {
+  if (p == NULL) return;
+  hnswBuildCleanup(&p->b);
+  colvecHnswFree(p->b.pGraph);
+  colvecFree(p->aOwnLevel);
+  colvecFree(p);
+}
+
+/*
+** Builds the graph in one go (see the interface comment in colvec_hnsw.h).
+** Returns
 ** COLVEC_OK and sets *ppGraph, COLVEC_RANGE for a parameter or level out of
 ** range, COLVEC_NOMEM, COLVEC_INTERRUPT when the interrupt hook said stop,
 ** or an error from the search. *ppGraph is NULL on error, and everything
@@ -433,64 +553,16 @@ int colvecHnswBuild(const ColvecHnswConfig *pConfig, uint32_t nNode,
                     const uint8_t *aLevel, const uint64_t *aRowid,
                     float (*xDist)(void *pCtx, uint32_t a, uint32_t b),
                     void *pCtx, ColvecHnsw **ppGraph) {
-  int rc = COLVEC_OK;
-  int nM = pConfig && pConfig->nM ? pConfig->nM : COLVEC_HNSW_DEFAULT_M;
-  int nEfC = pConfig && pConfig->nEfC ? pConfig->nEfC : COLVEC_HNSW_DEFAULT_EFC;
-  int nBatch =
-      pConfig && pConfig->nBatch ? pConfig->nBatch : COLVEC_HNSW_DEFAULT_BATCH;
-  int nThread = pConfig && pConfig->nThread ? pConfig->nThread : 1;
-  uint8_t *aOwnLevel = NULL;
-  HnswBuild b;
-
+  ColvecHnswBuilder *p = NULL;
+  ColvecInterrupt none;
+  int rc;
   *ppGraph = NULL;
-  if (nM < 2 || nM > COLVEC_HNSW_MAX_M || nEfC < 1 ||
-      nEfC > COLVEC_HNSW_MAX_EFC || nBatch < 1 ||
-      nBatch > COLVEC_HNSW_MAX_BATCH || nThread < 1 ||
-      nThread > COLVEC_HNSW_MAX_THREAD) {
-    return COLVEC_RANGE;
+  memset(&none, 0, sizeof(none));
+  rc = colvecHnswBuilderNew(pConfig, nNode, aLevel, aRowid, xDist, pCtx, &p);
+  if (rc == COLVEC_OK) {
+    rc = colvecHnswBuilderStep(p, nNode, pConfig ? pConfig->interrupt : none);
   }
-  if (aLevel == NULL && nNode > 0) {
-    uint32_t i;
-    aOwnLevel = (uint8_t *)colvecMalloc((int64_t)nNode);
-    if (aOwnLevel == NULL) return COLVEC_NOMEM;
-    for (i = 0; i < nNode; i++) {
-      aOwnLevel[i] = (uint8_t)colvecHnswLevel(aRowid ? aRowid[i] : i, nM);
-    }
-    aLevel = aOwnLevel;
-  }
-
-  memset(&b, 0, sizeof(b));
-  b.aLevel = aLevel;
-  b.xDist = xDist;
-  b.xPrefetch = pConfig ? pConfig->xPrefetch : NULL;
-  if (pConfig) b.interrupt = pConfig->interrupt;
-  b.pCtx = pCtx;
-  b.nEfC = (uint32_t)nEfC;
-  b.nBatch = (uint32_t)nBatch;
-  b.nWorker = nThread < nBatch ? nThread : nBatch;
-  {
-    /* More workers than CPUs only add thread starts and barrier waits: the
-    ** graph is the same for any worker count. */
-    int nCpu = colvecOsCpuCount();
-    if (nCpu > 0 && b.nWorker > nCpu) b.nWorker = nCpu;
-  }
-  rc = colvecHnswAlloc(nNode, nM, aLevel, &b.pGraph);
-  if (rc == COLVEC_OK && nNode > 0) rc = hnswWorkersInit(&b);
-
-  for (b.iFirst = 0; rc == COLVEC_OK && b.iFirst < nNode; b.iFirst = b.iEnd) {
-    b.iEnd = nNode - b.iFirst > b.nBatch ? b.iFirst + b.nBatch : nNode;
-    rc = hnswRunPhase(&b, hnswPhaseLinks);
-    if (rc == COLVEC_OK) rc = hnswGatherRequests(&b);
-    if (rc == COLVEC_OK) rc = hnswRunPhase(&b, hnswPhaseBackLinks);
-    if (rc == COLVEC_OK) hnswUpdateEntry(&b);
-  }
-
-  hnswBuildCleanup(&b);
-  colvecFree(aOwnLevel);
-  if (rc != COLVEC_OK) {
-    colvecHnswFree(b.pGraph);
-    return rc;
-  }
-  *ppGraph = b.pGraph;
-  return COLVEC_OK;
+  if (rc == COLVEC_OK) rc = colvecHnswBuilderFinish(p, ppGraph);
+  colvecHnswBuilderFree(p);
+  return rc;
 }

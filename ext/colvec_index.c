@@ -105,9 +105,11 @@ static int indexExactRows(const ColvecQuant *pQuant, int64_t nRow,
 */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                      const ColvecConfig *pC, int iCol, const void *aVec,
-                     int64_t nRow, const int64_t *aRowid, char **pzErr) {
+                     int64_t nRow, const int64_t *aRowid, int bDefer,
+                     ColvecIndexJob *pJob, char **pzErr) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
-  int mPart = colvecLayoutIndexParts(pCol, nRow);
+  int mPart = colvecLayoutIndexParts(pCol, nRow) &
+              ~(bDefer ? 1 << COLVEC_LAYOUT_GRAPH : 0);
   ColvecQuant *pQuant = NULL;
   const ColvecIndexMethods *pType = indexType(mPart);
   ColvecIndexBuild b;
@@ -116,6 +118,7 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   int64_t nSer = 0, nCode = 0;
   int rc = COLVEC_OK, bCodes, bGraph;
   memset(&b, 0, sizeof(b));
+  b.pJob = pJob;
   if (mPart & (1 << COLVEC_LAYOUT_QUANT)) {
     const float *aF32 = (const float *)aVec;
     int64_t i;
@@ -151,6 +154,14 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   }
   if (rc == COLVEC_OK && pType->xBuild) {
     rc = pType->xBuild(pTick, pC, iCol, aVec, nRow, aRowid, &b);
+  }
+  if (rc == COLVEC_OK && bDefer && pQuant &&
+      (colvecLayoutIndexParts(pCol, nRow) & (1 << COLVEC_LAYOUT_GRAPH))) {
+    /* the codes are scanned until the graph is built: kept only if that
+    ** scan finds the rows a graph on them would have to */
+    double r = 0.0;
+    rc = colvecIndexHnswMeasureScan(pTick, pC, iCol, aVec, nRow, &b, &r);
+    if (!(r >= COLVEC_RECALL_FLOOR)) b.recall.eUsed = COLVEC_RECALL_EXACT;
   }
   bCodes = pQuant && b.recall.eUsed == COLVEC_RECALL_CODES;
   bGraph = b.aPart && b.recall.eUsed != COLVEC_RECALL_EXACT;
@@ -392,9 +403,17 @@ static const ColvecIndexMethods indexExactMethods = {
     NULL        /* xFree */
 };
 
+/* The first passing row at or after i (every row passes when aBits is
+** NULL), or nRow when none is left. */
+static int64_t indexNextRow(const uint8_t *aBits, int64_t i, int64_t nRow) {
+  if (aBits) return colvecBitmapNext(aBits, i, nRow);
+  return i < nRow ? i : nRow;
+}
+
 /*
 ** The exact path of a segment with codes: the codes' estimate of the
-** distance of every row of h that passes the filters (aBits), the nWant =
+** distance of every row of h that passes the filters (aBits; NULL: every
+** row, a segment whose graph is deferred), the nWant =
 ** k x oversampling best kept as candidates (the same estimates and count
 ** as a graph search's), the rows the codes leave out added with their
 ** exact distances, then rescored into pTopk as a graph's candidates are.
@@ -426,8 +445,8 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
     rc = SQLITE_NOMEM;
   }
   colvecTickInit(&tick, pSegs->db);
-  for (i = colvecBitmapNext(aBits, 0, h->nRow); rc == SQLITE_OK;
-       i = colvecBitmapNext(aBits, i + 1, h->nRow)) {
+  for (i = indexNextRow(aBits, 0, h->nRow); rc == SQLITE_OK;
+       i = indexNextRow(aBits, i + 1, h->nRow)) {
     if (n == INDEX_SCAN_BATCH || (i >= h->nRow && n > 0)) {
       colvecQuantDistanceBatch(&s->qq, apCode, n, aEst);
       for (j = 0; j < n; j++) {
@@ -456,7 +475,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   for (i = 0; rc == SQLITE_OK && i < pIdx->nExact; i++) {
     uint32_t iRow = pIdx->aExactRow[i];
     const void *pVec;
-    if (!((aBits[iRow >> 3] >> (iRow & 7)) & 1)) continue;
+    if (aBits && !((aBits[iRow >> 3] >> (iRow & 7)) & 1)) continue;
     if (pIdx->aVecBase) {
       pVec = pIdx->aVecBase + (size_t)iRow * (size_t)pCol->nByte;
     } else {
@@ -549,7 +568,15 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ** would be vectors to read anyway (a distance range needs every row's
   ** exact distance: the vectors) */
   pType = pIdx->pMethods;
-  if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
+  if (pType == &indexExactMethods && pIdx->aCode && !q->bRange &&
+      nPass > 2 * (int64_t)ceil(q->k * q->rOversample) &&
+      (colvecLayoutIndexParts(&pSegs->pConfig->aCol[q->iCol], h->nRow) &
+       (1 << COLVEC_LAYOUT_GRAPH))) {
+    /* codes and no graph where there should be one: a deferred graph
+    ** (a fallback that left the graph out left the codes out too), whose
+    ** codes are scanned meanwhile */
+    pType = &indexCodesMethods;
+  } else if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
     int64_t nWant = (int64_t)ceil(q->k * q->rOversample);
     pType = &indexExactMethods;
     if (pIdx->pQuant && pIdx->aCode && !q->bRange && nPass > 2 * nWant) {
@@ -565,6 +592,20 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
 /*************************************************************************
 ** Describing a segment's index (colvec_segments(), integrity-check).
 */
+
+/* Whether a graph of h was deferred; see colvecInt.h. */
+int colvecIndexPending(ColvecSegHandle *h, const ColvecConfig *pC) {
+  int iCol;
+  for (iCol = 0; iCol < pC->nCol; iCol++) {
+    int mWant = colvecLayoutIndexParts(&pC->aCol[iCol], h->nRow);
+    int mHas = colvecLayoutPartMask(h, iCol);
+    if ((mWant & (1 << COLVEC_LAYOUT_GRAPH)) &&
+        !(mHas & ((1 << COLVEC_LAYOUT_GRAPH) | (1 << COLVEC_LAYOUT_RECALL)))) {
+      return 1;
+    }
+  }
+  return 0;
+}
 
 /*
 ** Returns the reason the RECALL record *pR of a vector column of nRow rows
@@ -628,6 +669,8 @@ int colvecIndexDescribe(ColvecSegHandle *h, const ColvecConfig *pC, int iCol,
                                         &n, pzErr, &rc);
   if (a == NULL) {
     sqlite3_free(pOwned);
+    p->bPending = rc == SQLITE_OK && !p->bGraph &&
+                  (mWant & (1 << COLVEC_LAYOUT_GRAPH)) != 0;
     return rc;
   }
   if (colvecHnswRecallDecode(a, n, &p->recall) != COLVEC_OK) {

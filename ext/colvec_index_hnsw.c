@@ -22,6 +22,13 @@ struct IndexBuild {
   const ColvecKernels *pK; /* kernels */
 };
 
+/* A graph of one segment column built in steps; see colvecInt.h. */
+struct ColvecIndexJob {
+  IndexBuild ctx;              /* the vectors and metric (ctx.aVec owned) */
+  int64_t *aRowid;             /* the rows' rowids (owned) */
+  ColvecHnswBuilder *pBuilder; /* the build */
+};
+
 /*
 ** Exact distance between nodes a and b while building (thread-safe). l2 on
 ** float32 is left squared: the graph only compares distances.
@@ -46,6 +53,30 @@ static void indexBuildPrefetch(void *pCtx, uint32_t iNode) {
   int i;
   for (i = 0; i < p->nByte; i += 64)
     COLVEC_PREFETCH(a + i);
+}
+
+/*
+** Sets up the build of vector column iCol of pC over the vectors at aVec:
+** the distance context *pCtx and, when pCfg is not NULL, the graph's
+** parameters (no interrupt hook).
+*/
+static void indexBuildSetup(const ColvecConfig *pC, int iCol, const void *aVec,
+                            ColvecHnswConfig *pCfg, IndexBuild *pCtx) {
+  const ColvecColumn *pCol = &pC->aCol[iCol];
+  pCtx->aVec = (const uint8_t *)aVec;
+  pCtx->nByte = pCol->nByte;
+  pCtx->nDim = pCol->nDim;
+  pCtx->eElem = pCol->eElem;
+  pCtx->eMetric = pCol->eMetric;
+  pCtx->pK = colvecKernelsBest();
+  if (pCfg) {
+    memset(pCfg, 0, sizeof(*pCfg));
+    pCfg->nM = pCol->nM;
+    pCfg->nEfC = pCol->nEfC;
+    pCfg->nBatch = COLVEC_HNSW_DEFAULT_BATCH;
+    pCfg->nThread = pC->nBuildThread;
+    pCfg->xPrefetch = indexBuildPrefetch;
+  }
 }
 
 /* Context of the searches that measure a new graph's recall. */
@@ -81,8 +112,33 @@ static int indexFloatCmp(const void *a, const void *b) {
 }
 
 /*
+** The nWant rows of the nRow nearest to the probe's query by
+** indexProbeDist, as a scan of every row finds them: their numbers into
+** aNode and distances into aDist, nearest first; *pnOut gets their count.
+*/
+static void indexProbeScan(IndexProbe *p, uint32_t nRow, int nWant,
+                           uint32_t *aNode, float *aDist, int *pnOut) {
+  int n = 0, j;
+  uint32_t i;
+  for (i = 0; i < nRow; i++) {
+    float r = indexProbeDist(p, i);
+    if (r != r) r = INFINITY;
+    if (n == nWant && !(r < aDist[n - 1])) continue;
+    if (n < nWant) n++;
+    for (j = n - 1; j > 0 && aDist[j - 1] > r; j--) {
+      aDist[j] = aDist[j - 1];
+      aNode[j] = aNode[j - 1];
+    }
+    aDist[j] = r;
+    aNode[j] = i;
+  }
+  *pnOut = n;
+}
+
+/*
 ** Measures the recall of graph pGraph over the nRow vectors of pB (see
-** COLVEC_RECALL_QUERIES): traversing the codes of pIn when pqq is not NULL
+** COLVEC_RECALL_QUERIES), or with pGraph NULL of a scan of every row:
+** traversing the codes of pIn when pqq is not NULL
 ** (its quantizer's oversampling, the rows kept exact added to the
 ** candidates), else the vectors. Sets *pr to the share of the queries'
 ** results within their true k-th distance (ties count). Returns COLVEC_OK,
@@ -108,8 +164,8 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   aDist = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)(nEf + pIn->nExact));
   aTop = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)k);
   if (aNode == NULL || aDist == NULL || aTop == NULL ||
-      colvecHnswSearchNew(&pSearch) != COLVEC_OK ||
-      colvecHnswSearchReserve(pSearch, nRow, nEf) != COLVEC_OK) {
+      (pGraph && (colvecHnswSearchNew(&pSearch) != COLVEC_OK ||
+                  colvecHnswSearchReserve(pSearch, nRow, nEf) != COLVEC_OK))) {
     rc = COLVEC_NOMEM;
   }
   memset(&probe, 0, sizeof(probe));
@@ -151,8 +207,10 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
       }
       probe.pqq = pqq;
     }
-    if (colvecHnswSearch(pGraph, &hq, nEf, nWant, pSearch, aNode, aDist,
-                         &nOut) != COLVEC_OK) {
+    if (pGraph == NULL) {
+      indexProbeScan(&probe, nRow, nWant, aNode, aDist, &nOut);
+    } else if (colvecHnswSearch(pGraph, &hq, nEf, nWant, pSearch, aNode, aDist,
+                                &nOut) != COLVEC_OK) {
       rc = COLVEC_NOMEM;
       break;
     }
@@ -189,29 +247,23 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
 static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
                      const void *aVec, int64_t nRow, const int64_t *aRowid,
                      ColvecIndexBuild *pB) {
-  const ColvecColumn *pCol = &pC->aCol[iCol];
   ColvecHnsw *pGraph = NULL;
   ColvecHnswConfig cfg;
   ColvecQuantQuery qq;
   ColvecHnswRecall *pR = &pB->recall;
   IndexBuild ctx;
   int rc;
-  memset(&cfg, 0, sizeof(cfg));
   memset(&qq, 0, sizeof(qq));
-  cfg.nM = pCol->nM;
-  cfg.nEfC = pCol->nEfC;
-  cfg.nBatch = COLVEC_HNSW_DEFAULT_BATCH;
-  cfg.nThread = pC->nBuildThread;
-  cfg.xPrefetch = indexBuildPrefetch;
+  indexBuildSetup(pC, iCol, aVec, &cfg, &ctx);
   cfg.interrupt = pTick->hook;
-  ctx.aVec = (const uint8_t *)aVec;
-  ctx.nByte = pCol->nByte;
-  ctx.nDim = pCol->nDim;
-  ctx.eElem = pCol->eElem;
-  ctx.eMetric = pCol->eMetric;
-  ctx.pK = colvecKernelsBest();
-  rc = colvecHnswBuild(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
-                       indexBuildDist, &ctx, &pGraph);
+  if (pB->pJob && colvecHnswBuilderCount(pB->pJob->pBuilder) == nRow &&
+      memcmp(pB->pJob->aRowid, aRowid, (size_t)nRow * 8) == 0) {
+    /* built in steps by the 'index' command: the same graph */
+    rc = colvecHnswBuilderFinish(pB->pJob->pBuilder, &pGraph);
+  } else {
+    rc = colvecHnswBuild(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
+                         indexBuildDist, &ctx, &pGraph);
+  }
   if (rc == COLVEC_OK) {
     int64_t nSer = colvecHnswSerializedSize(pGraph);
     pB->aPart = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
@@ -240,6 +292,67 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
   }
   colvecQuantQueryClear(&qq);
   colvecHnswFree(pGraph);
+  return rc;
+}
+
+/* Starts a graph built in steps; see colvecInt.h. */
+int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
+                          int64_t *aRowid, int64_t nRow, ColvecIndexJob **pp) {
+  ColvecHnswConfig cfg;
+  ColvecIndexJob *p = sqlite3_malloc(sizeof(*p));
+  int rc;
+  *pp = NULL;
+  if (p == NULL) {
+    sqlite3_free(aVec);
+    sqlite3_free(aRowid);
+    return COLVEC_NOMEM;
+  }
+  memset(p, 0, sizeof(*p));
+  indexBuildSetup(pC, iCol, aVec, &cfg, &p->ctx);
+  p->aRowid = aRowid;
+  rc =
+      colvecHnswBuilderNew(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
+                           indexBuildDist, &p->ctx, &p->pBuilder);
+  if (rc != COLVEC_OK) {
+    colvecIndexHnswJobFree(p);
+    return rc;
+  }
+  *pp = p;
+  return COLVEC_OK;
+}
+
+/* Inserts the next rows of a job; see colvecInt.h. */
+int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
+  return colvecHnswBuilderStep(p->pBuilder,
+                               nMax > 0x7fffffff ? 0x7fffffff : (uint32_t)nMax,
+                               pTick->hook);
+}
+
+/* Rows a job has inserted; see colvecInt.h. */
+int64_t colvecIndexHnswJobCount(const ColvecIndexJob *p) {
+  return colvecHnswBuilderCount(p->pBuilder);
+}
+
+/* Frees a job; see colvecInt.h. */
+void colvecIndexHnswJobFree(ColvecIndexJob *p) {
+  if (p == NULL) return;
+  colvecHnswBuilderFree(p->pBuilder);
+  sqlite3_free((void *)p->ctx.aVec);
+  sqlite3_free(p->aRowid);
+  sqlite3_free(p);
+}
+
+/* Measures the recall of a scan on codes; see colvecInt.h. */
+int colvecIndexHnswMeasureScan(ColvecTick *pTick, const ColvecConfig *pC,
+                               int iCol, const void *aVec, int64_t nRow,
+                               const ColvecIndexBuild *pB, double *pr) {
+  ColvecQuantQuery qq;
+  IndexBuild ctx;
+  int rc;
+  memset(&qq, 0, sizeof(qq));
+  indexBuildSetup(pC, iCol, aVec, NULL, &ctx);
+  rc = indexMeasure(NULL, &ctx, pB, &qq, pTick, (uint32_t)nRow, pr);
+  colvecQuantQueryClear(&qq);
   return rc;
 }
 

@@ -14,9 +14,11 @@
 **   storage         'sidecar', 'embedded', 'memory' or 'delta'
 **   quantizer       codes the segment keeps ('int8', 'int4', 'bit'), or
 **                   'none'
-**   indexed         'graph' or 'exact' (no graph)
+**   indexed         'graph', 'pending' (its graph deferred: the 'index'
+**                   command builds it) or 'exact' (no graph)
 **   search          'graph on codes' (then float32 rescoring), 'graph on
-**                   vectors' or 'exact'
+**                   vectors', 'scan codes' (a pending segment's codes,
+**                   then float32 rescoring) or 'exact'
 **   recall_codes    recall@10 the graph measured on the codes when it was
 **                   built; NULL when not measured
 **   recall_vectors  the same on the vectors (measured when the codes fell
@@ -396,11 +398,18 @@ static int segmentsColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *pCtx,
     sqlite3_result_text(pCtx, p->zQuant, -1, SQLITE_STATIC);
     break;
   case SEGMENTS_INDEXED:
-    sqlite3_result_text(pCtx, p->info.bGraph ? "graph" : "exact", -1,
-                        SQLITE_STATIC);
+    sqlite3_result_text(pCtx,
+                        p->info.bGraph     ? "graph"
+                        : p->info.bPending ? "pending"
+                                           : "exact",
+                        -1, SQLITE_STATIC);
     break;
   case SEGMENTS_SEARCH:
-    sqlite3_result_text(pCtx, azSearch[p->info.eSearch], -1, SQLITE_STATIC);
+    sqlite3_result_text(pCtx,
+                        p->info.bPending && p->info.bCodes
+                            ? "scan codes"
+                            : azSearch[p->info.eSearch],
+                        -1, SQLITE_STATIC);
     break;
   case SEGMENTS_RECALL_CODES:
     segmentsRecall(pCtx, p, p->info.recall.rCodes);

@@ -138,6 +138,7 @@ static void vtabFree(ColvecVtab *pTab) {
     sqlite3_free(pTab->zDamage);
     colvecBatchFree(&pTab->pending);
     colvecIndexScratchFree(&pTab->scratch);
+    colvecCompactJobFree(pTab->pIndexJob);
     sqlite3_free(pTab->aMark);
     sqlite3_free(pTab->aTrace);
     colvecSegTableClose(pTab->pSegs);
@@ -650,14 +651,35 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
     rc = colvecWriteCheck(pTab, 1, NULL, &zErr);
   } else if (sqlite3_stricmp(zCmd, "optimize") == 0) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
+  } else if (sqlite3_strnicmp(zCmd, "index", 5) == 0 &&
+             (zCmd[5] == 0 || zCmd[5] == '=')) {
+    /* 'index' builds every deferred graph, 'index=N' those of the oldest
+    ** segments holding up to N rows (at least one segment) */
+    sqlite3_int64 nBudget = 0;
+    const char *z = zCmd + 6;
+    if (zCmd[5] == 0) {
+      nBudget = (sqlite3_int64)1 << 62;
+    } else {
+      while (*z >= '0' && *z <= '9' && nBudget < ((sqlite3_int64)1 << 40)) {
+        nBudget = nBudget * 10 + (*z++ - '0');
+      }
+    }
+    if (zCmd[5] == '=' && (z == zCmd + 6 || *z || nBudget < 1)) {
+      zErr = sqlite3_mprintf("colvec: the index command takes a positive "
+                             "number of rows, e.g. 'index=20000', got '%s'",
+                             zCmd);
+      rc = SQLITE_ERROR;
+    } else {
+      rc = colvecWriteIndex(pTab, nBudget, &zErr);
+    }
   } else if (sqlite3_stricmp(zCmd, "embed") == 0 ||
              sqlite3_stricmp(zCmd, "sidecar") == 0) {
     rc = colvecCompactConvert(pTab->pSegs, pTab->pStorage,
                               sqlite3_stricmp(zCmd, "embed") == 0, &zErr);
   } else {
     zErr = sqlite3_mprintf("colvec: unknown command '%s' (expected "
-                           "'optimize', 'integrity-check', 'embed' or "
-                           "'sidecar')",
+                           "'optimize', 'index', 'index=N', "
+                           "'integrity-check', 'embed' or 'sidecar')",
                            zCmd);
     rc = SQLITE_ERROR;
   }

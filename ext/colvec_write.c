@@ -30,10 +30,15 @@ static int writeBindRow(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
 
 /*
 ** Writes rows iFirst.. of pBatch as a new segment (after refreshing the
-** segment list). Returns SQLITE_OK or an error with *pzErr set.
+** segment list). Its graph is deferred (bMayDefer: not for optimize) when
+** the segments whose graph is
+** deferred would then hold at most defer_rows rows: the commit returns
+** without the build, and a search scans their codes until the 'index'
+** command, optimize or a merge builds it. Returns SQLITE_OK or an error
+** with *pzErr set.
 */
 static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
-                             int64_t iFirst, char **pzErr) {
+                             int64_t iFirst, int bMayDefer, char **pzErr) {
   ColvecSource src;
   int rc;
   src.pBatch = pBatch;
@@ -41,7 +46,13 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
   src.pSeg = NULL;
   rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
   if (rc == SQLITE_OK) {
-    rc = colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, pzErr);
+    int64_t nDefer = pTab->pConfig->nDeferRows;
+    int bDefer =
+        bMayDefer && nDefer > 0 &&
+        colvecCompactDeferredRows(pTab->pSegs) + (pBatch->nRow - iFirst) <=
+            nDefer;
+    rc =
+        colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, bDefer, pzErr);
   }
   return rc;
 }
@@ -65,7 +76,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
   if (nNew == 0) return SQLITE_OK;
   iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   if (nNew >= pTab->pConfig->nDeltaRows) {
-    rc = writeBatchSegment(pTab, pB, pTab->nFlushed, pzErr);
+    rc = writeBatchSegment(pTab, pB, pTab->nFlushed, 1, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
@@ -110,7 +121,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     ColvecBatch batch;
     colvecBatchInit(&batch, pTab->pConfig);
     rc = colvecStorageLoadDelta(pTab->pStorage, &batch, pzErr);
-    if (rc == SQLITE_OK) rc = writeBatchSegment(pTab, &batch, 0, pzErr);
+    if (rc == SQLITE_OK) rc = writeBatchSegment(pTab, &batch, 0, !bAll, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecStorageDeltaClear(pTab->pStorage, pzErr);
     }
@@ -120,6 +131,22 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
     }
   } else if (rc == SQLITE_OK && bAll) {
     rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 1, pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
+  }
+  return rc;
+}
+
+/* The 'index' command; see colvecInt.h. */
+int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr) {
+  int rc = colvecWriteFlush(pTab, pzErr);
+  if (rc == SQLITE_OK) {
+    rc = colvecCompactIndex(pTab->pSegs, pTab->pStorage, nBudget,
+                            &pTab->pIndexJob, pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
   }
   if (rc == SQLITE_OK) {
     rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);

@@ -392,6 +392,76 @@ START_TEST(test_determinism) {
 }
 END_TEST
 
+/* Interrupt hook of test_steps: always says stop. */
+static int tStopNow(void *pCtx) {
+  (void)pCtx;
+  return 1;
+}
+
+/*
+** A build in steps (colvecHnswBuilder*) makes the graph a build in one go
+** makes, byte for byte, for uneven step sizes and one or two threads;
+** Finish before the last node is COLVEC_RANGE; a failed step leaves a
+** builder that refuses further steps.
+*/
+START_TEST(test_steps) {
+  static const uint32_t aStep[] = {1, 7, 64, 333, 1000};
+  TData sub;
+  ColvecHnsw *p1, *p2 = NULL;
+  ColvecHnswBuilder *pB = NULL;
+  ColvecHnswConfig cfg;
+  ColvecInterrupt none;
+  uint8_t *a1, *a2;
+  size_t n1, n2;
+  int nThread, i = 0, nStep = 0;
+  tSetup();
+  sub = gL2;
+  sub.n = testScaled(3000, 1500);
+  p1 = tBuild(&sub, 0, 0, 1);
+  a1 = tSerialize(p1, &n1);
+  memset(&none, 0, sizeof(none));
+  for (nThread = 1; nThread <= 2; nThread++) {
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.nThread = nThread;
+    T_EQ(colvecHnswBuilderNew(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pB),
+         COLVEC_OK);
+    T_EQ(colvecHnswBuilderCount(pB), 0);
+    while (colvecHnswBuilderCount(pB) < sub.n) {
+      uint32_t nBefore = colvecHnswBuilderCount(pB);
+      ColvecHnsw *pEarly = NULL;
+      T_EQ(colvecHnswBuilderFinish(pB, &pEarly), COLVEC_RANGE);
+      T_ASSERT(pEarly == NULL);
+      T_EQ(colvecHnswBuilderStep(pB, aStep[i++ % 5], none), COLVEC_OK);
+      T_GT(colvecHnswBuilderCount(pB), nBefore);
+      nStep++;
+    }
+    T_EQ(colvecHnswBuilderFinish(pB, &p2), COLVEC_OK);
+    colvecHnswBuilderFree(pB);
+    a2 = tSerialize(p2, &n2);
+    T_EQ(n1, n2);
+    T_ASSERT(memcmp(a1, a2, n1) == 0);
+    free(a2);
+    colvecHnswFree(p2);
+  }
+  T_GT(nStep, 10);
+  /* a step stopped by the interrupt hook: the builder is spent */
+  T_EQ(colvecHnswBuilderNew(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pB),
+       COLVEC_OK);
+  T_EQ(colvecHnswBuilderStep(pB, 100, none), COLVEC_OK);
+  {
+    ColvecInterrupt stop;
+    stop.xInterrupt = tStopNow;
+    stop.pCtx = NULL;
+    T_EQ(colvecHnswBuilderStep(pB, 100, stop), COLVEC_INTERRUPT);
+  }
+  T_EQ(colvecHnswBuilderCount(pB), 0);
+  T_EQ(colvecHnswBuilderStep(pB, 100, none), COLVEC_RANGE);
+  colvecHnswBuilderFree(pB);
+  free(a1);
+  colvecHnswFree(p1);
+}
+END_TEST
+
 /* Interrupt hook of test_interrupt: says stop on call *pCtx == 0. */
 static int tInterrupt(void *pCtx) {
   int *pn = (int *)pCtx;
@@ -869,6 +939,7 @@ static Suite *hnswSuite(void) {
   tcase_add_test(tc, test_recall_l2);
   tcase_add_test(tc, test_recall_dot);
   tcase_add_test(tc, test_determinism);
+  tcase_add_test(tc, test_steps);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_filter);
   tcase_add_test(tc, test_prefetch);

@@ -266,7 +266,7 @@ static void intCommitBuild(int nThread, int bAlarm) {
   int rc;
   snprintf(zSql, sizeof(zSql),
            "CREATE VIRTUAL TABLE t USING colvec(e float[%d], "
-           "delta_rows=1000, build_threads=%d)",
+           "delta_rows=1000, defer_rows=0, build_threads=%d)",
            INT_DIM, nThread);
   intExec(db, zSql);
   intInsertRows(db, 1, 10); /* the last committed state: 10 rows */

@@ -299,7 +299,8 @@ static void oomScript1(OomScript *p) {
 
 /*
 ** Script 2: 3000 rows of float[8] in one transaction (one segment of 3000
-** rows, so an HNSW graph is built at commit), then KNN queries.
+** rows, so an HNSW graph is built at commit: defer_rows=0), then KNN
+** queries.
 */
 static void oomScript2(OomScript *p) {
   memset(p, 0, sizeof(*p));
@@ -307,7 +308,7 @@ static void oomScript2(OomScript *p) {
   p->bVtab = 1;
   oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec(e float[8] m=8 "
                            "ef_construction=32, "
-                           "tag text)"));
+                           "tag text, defer_rows=0)"));
   oomAddStep(
       p,
       oomStrdupf(
@@ -339,6 +340,36 @@ static void oomScript2(OomScript *p) {
           "SELECT 3, rowid, distance FROM t WHERE e MATCH "
           "'[90, 1, 80, 2, 70, 3, 60, 4]' AND k = 4 AND rescore = 1 "
           "AND rowid BETWEEN 100 AND 2500 AND tag != 'x'"));
+}
+
+/*
+** Script 6: deferred graphs. 2100 rows in one transaction commit without
+** their graph (a pending segment, its codes scanned by a KNN); 'index=800'
+** twice builds the graph in steps kept by the connection, 'index' ends
+** it and rewrites the segment; then a KNN through the graph.
+*/
+static void oomScript6(OomScript *p) {
+  memset(p, 0, sizeof(*p));
+  p->zName = "script6";
+  p->bVtab = 1;
+  oomAddStep(p, oomStrdupf("CREATE VIRTUAL TABLE t USING colvec(e float[8] m=8 "
+                           "ef_construction=16)"));
+  oomAddStep(
+      p, oomStrdupf("BEGIN;"
+                    "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+                    "FROM s WHERE i < 2100) "
+                    "INSERT INTO t(rowid, e) SELECT i, printf("
+                    "'[%%d,%%d,%%d,%%d,%%d,%%d,%%d,%%d]', i %% 97, (i * 7) %% "
+                    "89, (i * 13) %% 83, (i * 17) %% 79, (i * 19) %% 73, "
+                    "(i * 23) %% 71, (i * 29) %% 67, (i * 31) %% 61) FROM s;"
+                    "COMMIT;"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, distance FROM t WHERE e MATCH "
+                           "'[10, 20, 30, 40, 30, 20, 10, 5]' AND k = 10"));
+  oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('index=800')"));
+  oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('index=800')"));
+  oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('index')"));
+  oomAddStep(p, oomStrdupf("SELECT rowid, distance FROM t WHERE e MATCH "
+                           "'[50, 2, 60, 4, 70, 6, 3, 1]' AND k = 5"));
 }
 
 /*
@@ -1033,6 +1064,22 @@ START_TEST(test_oom_script2) {
 }
 END_TEST
 
+/* Script 6 (deferred graphs, 'index' in steps), persistent failure. */
+START_TEST(test_oom_script6) {
+  OomScript s;
+  oomScript6(&s);
+  oomLoop(&s, 1, OOM_WINDOW, 6);
+}
+END_TEST
+
+/* Script 6, transient failure. */
+START_TEST(test_oom_script6_transient) {
+  OomScript s;
+  oomScript6(&s);
+  oomLoop(&s, 0, OOM_WINDOW, 6);
+}
+END_TEST
+
 /* Script 3 (scalar functions), persistent failure. */
 START_TEST(test_oom_script3) {
   OomScript s;
@@ -1118,6 +1165,8 @@ static Suite *oomSuite(void) {
   oomAddCase(s, "script1", test_oom_script1);
   oomAddCase(s, "script1_transient", test_oom_script1_transient);
   oomAddCase(s, "script2", test_oom_script2);
+  oomAddCase(s, "script6", test_oom_script6);
+  oomAddCase(s, "script6_transient", test_oom_script6_transient);
   oomAddCase(s, "script3", test_oom_script3);
   oomAddCase(s, "script3_transient", test_oom_script3_transient);
   oomAddCase(s, "script4", test_oom_script4);
