@@ -19,7 +19,9 @@
 **                read (xFilter), first flushes it into shadow tables/files;
 **   xSavepoint   records the batch length; xRollbackTo truncates to it;
 **   xSync        flushes and compacts — all work that can fail is here,
-**                because SQLite ignores errors from xCommit;
+**                because SQLite ignores errors from xCommit; a COMMIT
+**                that then fails with SQLITE_BUSY leaves the transaction
+**                open, and the next COMMIT syncs again;
 **   xRollback    drops the batch; cached segment sets are re-read.
 **
 ** DDL: a table's segment folder is named by an id fixed at CREATE, so
@@ -1061,6 +1063,15 @@ static void vtabResetTransaction(ColvecVtab *pTab) {
     assert(bOk);                                                               \
     if ((eNew) >= 0) (pTab)->eTxn = (eNew);                                    \
   } while (0)
+/*
+** xSync and the savepoint methods come only inside a transaction the
+** table is part of: after its xBegin, or in the transaction that CREATEd
+** it (which it joins without xBegin). That includes a transaction already
+** synced: a COMMIT that failed with SQLITE_BUSY after xSync leaves it
+** open, to go on with more statements and a COMMIT that syncs again.
+*/
+#define vtabTxnInside(pTab)                                                    \
+  ((pTab)->eTxn != COLVEC_TXN_NONE || (pTab)->bCreated)
 #else
 #define vtabTxnState(pTab, bOk, eNew)
 #endif
@@ -1085,8 +1096,7 @@ static int vtabSyncMethod(sqlite3_vtab *pVtab) {
   char *zErr = NULL;
   sqlite3_int64 iLastRowid;
   int rc;
-  /* a table CREATEd in this transaction joins it without xBegin */
-  vtabTxnState(pTab, pTab->eTxn != COLVEC_TXN_SYNCED, COLVEC_TXN_SYNCED);
+  vtabTxnState(pTab, vtabTxnInside(pTab), COLVEC_TXN_SYNCED);
   pTab->nMark = 0;                     /* no savepoint outlives the commit */
   if (pTab->zDamage) return SQLITE_OK; /* it wrote nothing (xUpdate) */
   if (pTab->bCreated) {
@@ -1132,6 +1142,7 @@ static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
 static int vtabSavepointMethod(sqlite3_vtab *pVtab, int iSvpt) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   int i;
+  vtabTxnState(pTab, vtabTxnInside(pTab), -1);
   if (iSvpt < 0) return SQLITE_OK;
   if (iSvpt >= pTab->nMark) {
     int64_t *aNew = sqlite3_realloc64(
@@ -1155,6 +1166,7 @@ static int vtabSavepointMethod(sqlite3_vtab *pVtab, int iSvpt) {
 */
 static int vtabReleaseMethod(sqlite3_vtab *pVtab, int iSvpt) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  vtabTxnState(pTab, vtabTxnInside(pTab), -1);
   if (iSvpt >= 0 && iSvpt < pTab->nMark) pTab->nMark = iSvpt;
   if (pTab->nMark == 0 && pTab->nFlushed > 0 &&
       pTab->nFlushed == pTab->pending.nRow) {
@@ -1171,6 +1183,7 @@ static int vtabReleaseMethod(sqlite3_vtab *pVtab, int iSvpt) {
 */
 static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
+  vtabTxnState(pTab, vtabTxnInside(pTab), -1);
   pTab->bMaxKnown = 0;
   if (iSvpt >= 0 && iSvpt < pTab->nMark) {
     colvecBatchTruncate(&pTab->pending, pTab->aMark[2 * iSvpt]);
