@@ -64,9 +64,23 @@ if ((${#missing[@]})); then
         $sudo dpkg --add-architecture "$a"
     done
   fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  # A mirror caught mid-sync fails an index ("File has unexpected size
+  # ... Mirror sync in progress?"), which apt-get update reports as an
+  # error: try again a few times, then install with what was fetched (the
+  # install fails if that is not enough, and is tried again too).
+  for try in 1 2 3 4 5; do
+    $sudo apt-get update -qq && break
+    echo "install-deps: apt-get update failed (try $try of 5)" >&2
+    sleep $((try * 15))
+  done
+  for try in 1 2 3; do
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+      --no-install-recommends "${missing[@]}" >/dev/null && break
+    [ "$try" -lt 3 ] || exit 1
+    echo "install-deps: apt-get install failed (try $try of 3)" >&2
+    sleep 30
+    $sudo apt-get update -qq || true
+  done
 fi
 # A comma-decimal locale for the locale tests (check_vector, values4.test).
 if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
