@@ -2,6 +2,8 @@
 # install-deps.sh — installs the Debian packages colvec needs to build and
 # test, when they are missing. Runs apt-get as root (or through sudo).
 # Usage: tool/install-deps.sh [--cross[=CPUS]] [--wasm] [PACKAGE ...]
+# Exit status: 0 when everything is installed, 3 when all but the cross
+# packages are (the mirror could not provide those), 1 otherwise.
 #   --cross  also what `make check-aarch64` and `make check-i386` need
 #            (tool/cross-check.sh): the aarch64 and i686 cross compilers,
 #            qemu-user, and the :arm64 and :i386 multiarch libraries (the
@@ -47,6 +49,22 @@ for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done
+# The cross packages, installed after the others: the foreign-architecture
+# indexes of a mirror can lag behind the amd64 ones (a package updated in
+# bookworm-security on amd64 but not yet on i386 cannot be installed for
+# both), and that must not keep the rest from being installed.
+missing_cross=()
+if ((${#cross[@]})); then
+  rest=()
+  for p in "${missing[@]}"; do
+    if [[ " ${cross[*]} " == *" $p "* ]]; then
+      missing_cross+=("$p")
+    else
+      rest+=("$p")
+    fi
+  done
+  missing=("${rest[@]+"${rest[@]}"}")
+fi
 # npm fetches the SQLite sources of tool/sqlite-matrix.sh (and better-sqlite3
 # for test/node_limit.sh); a node that did not come from Debian (e.g.
 # NodeSource's nodejs, which carries npm) is kept.
@@ -54,10 +72,23 @@ if ! command -v npm >/dev/null 2>&1; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   missing+=(npm)
 fi
-if ((${#missing[@]})); then
+# Installs packages $@ with apt-get, three tries (an apt-get update
+# between them); returns 1 when the last one failed.
+apt_install() {
+  local try
+  for try in 1 2 3; do
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+      --no-install-recommends "$@" >/dev/null && return 0
+    [ "$try" -lt 3 ] || return 1
+    echo "install-deps: apt-get install failed (try $try of 3)" >&2
+    sleep 30
+    $sudo apt-get update -qq || true
+  done
+}
+if ((${#missing[@]} + ${#missing_cross[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing: ${missing[*]}" >&2
+  echo "installing: ${missing[*]} ${missing_cross[*]}" >&2
   if ((${#arches[@]})); then
     for a in "${arches[@]}"; do
       dpkg --print-foreign-architectures | grep -qx "$a" ||
@@ -73,14 +104,12 @@ if ((${#missing[@]})); then
     echo "install-deps: apt-get update failed (try $try of 5)" >&2
     sleep $((try * 15))
   done
-  for try in 1 2 3; do
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-      --no-install-recommends "${missing[@]}" >/dev/null && break
-    [ "$try" -lt 3 ] || exit 1
-    echo "install-deps: apt-get install failed (try $try of 3)" >&2
-    sleep 30
-    $sudo apt-get update -qq || true
-  done
+  if ((${#missing[@]})); then
+    apt_install "${missing[@]}" || exit 1
+  fi
+  if ((${#missing_cross[@]})) && ! apt_install "${missing_cross[@]}"; then
+    cross_failed=1
+  fi
 fi
 # A comma-decimal locale for the locale tests (check_vector, values4.test).
 if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
@@ -91,4 +120,9 @@ if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
   grep -q '^de_DE.UTF-8 UTF-8' /etc/locale.gen ||
     echo 'de_DE.UTF-8 UTF-8' | $sudo tee -a /etc/locale.gen >/dev/null
   $sudo locale-gen >/dev/null
+fi
+if [ "${cross_failed:-0}" = 1 ]; then
+  echo "install-deps: the cross packages (${missing_cross[*]}) could not be" \
+    "installed from the mirror; everything else is installed" >&2
+  exit 3
 fi
