@@ -1791,10 +1791,10 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
 
 /*
-** The 'index' command: flushes, then builds the deferred graphs of the
-** oldest segments holding up to nBudget rows (at least one segment;
-** colvecCompactIndex), merges as a commit does and deletes files nothing
-** needs. Returns SQLITE_OK or an error with *pzErr set.
+** The 'index' command: flushes, then does about nBudget rows of the
+** deferred graphs' building (colvecCompactIndex), merges as a commit does
+** and deletes files nothing needs. Returns SQLITE_OK or an error with *pzErr
+*set.
 */
 int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr);
 

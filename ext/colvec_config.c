@@ -557,7 +557,7 @@ static int configParseTableOption(ColvecConfig *p, const char *zOpt,
     return SQLITE_OK;
   }
   if (nKey == 10 && sqlite3_strnicmp(zOpt, "defer_rows", 10) == 0) {
-    int n = strcmp(zVal, "0") == 0 ? 0 : configParseCount(zVal, 10000000);
+    int n = configParseCount(zVal, 10000000); /* 0 when not 1..max */
     if (n < 1 && strcmp(zVal, "0") != 0) {
       *pzErr = sqlite3_mprintf(
           "colvec: defer_rows must be an integer between 0 and 10000000, got "

@@ -20,6 +20,8 @@
 #define INDEX_SCAN_BATCH 64
 
 static const ColvecIndexMethods indexExactMethods;
+static int indexColumnPending(ColvecSegHandle *h, const ColvecColumn *pCol,
+                              int iCol);
 
 /*
 ** The index types, in order of preference: a segment column is of the
@@ -570,11 +572,8 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   pType = pIdx->pMethods;
   if (pType == &indexExactMethods && pIdx->aCode && !q->bRange &&
       nPass > 2 * (int64_t)ceil(q->k * q->rOversample) &&
-      (colvecLayoutIndexParts(&pSegs->pConfig->aCol[q->iCol], h->nRow) &
-       (1 << COLVEC_LAYOUT_GRAPH))) {
-    /* codes and no graph where there should be one: a deferred graph
-    ** (a fallback that left the graph out left the codes out too), whose
-    ** codes are scanned meanwhile */
+      indexColumnPending(h, &pSegs->pConfig->aCol[q->iCol], q->iCol)) {
+    /* a deferred graph: the codes are scanned meanwhile */
     pType = &indexCodesMethods;
   } else if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
     int64_t nWant = (int64_t)ceil(q->k * q->rOversample);
@@ -593,16 +592,26 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
 ** Describing a segment's index (colvec_segments(), integrity-check).
 */
 
+/*
+** Whether the graph of column iCol (pCol) of h was deferred: the column
+** should have a graph by its rows and definition, and has neither a graph
+** nor a measured recall (a fallback that left the graph out keeps the
+** latter). The one test of it (colvecIndexPending, the search, the
+** description).
+*/
+static int indexColumnPending(ColvecSegHandle *h, const ColvecColumn *pCol,
+                              int iCol) {
+  int mWant = colvecLayoutIndexParts(pCol, h->nRow);
+  int mHas = colvecLayoutPartMask(h, iCol);
+  return (mWant & (1 << COLVEC_LAYOUT_GRAPH)) &&
+         !(mHas & ((1 << COLVEC_LAYOUT_GRAPH) | (1 << COLVEC_LAYOUT_RECALL)));
+}
+
 /* Whether a graph of h was deferred; see colvecInt.h. */
 int colvecIndexPending(ColvecSegHandle *h, const ColvecConfig *pC) {
   int iCol;
   for (iCol = 0; iCol < pC->nCol; iCol++) {
-    int mWant = colvecLayoutIndexParts(&pC->aCol[iCol], h->nRow);
-    int mHas = colvecLayoutPartMask(h, iCol);
-    if ((mWant & (1 << COLVEC_LAYOUT_GRAPH)) &&
-        !(mHas & ((1 << COLVEC_LAYOUT_GRAPH) | (1 << COLVEC_LAYOUT_RECALL)))) {
-      return 1;
-    }
+    if (indexColumnPending(h, &pC->aCol[iCol], iCol)) return 1;
   }
   return 0;
 }
@@ -669,8 +678,7 @@ int colvecIndexDescribe(ColvecSegHandle *h, const ColvecConfig *pC, int iCol,
                                         &n, pzErr, &rc);
   if (a == NULL) {
     sqlite3_free(pOwned);
-    p->bPending = rc == SQLITE_OK && !p->bGraph &&
-                  (mWant & (1 << COLVEC_LAYOUT_GRAPH)) != 0;
+    p->bPending = rc == SQLITE_OK && indexColumnPending(h, pCol, iCol);
     return rc;
   }
   if (colvecHnswRecallDecode(a, n, &p->recall) != COLVEC_OK) {

@@ -655,8 +655,8 @@ static int vtabCommand(ColvecVtab *pTab, sqlite3_value *pCmd) {
     rc = colvecWriteCompact(pTab, 1, &zErr);
   } else if (sqlite3_strnicmp(zCmd, "index", 5) == 0 &&
              (zCmd[5] == 0 || zCmd[5] == '=')) {
-    /* 'index' builds every deferred graph, 'index=N' those of the oldest
-    ** segments holding up to N rows (at least one segment) */
+    /* 'index' builds every deferred graph, 'index=N' about N rows of
+    ** them (colvecCompactIndex) */
     sqlite3_int64 nBudget = 0;
     const char *z = zCmd + 6;
     if (zCmd[5] == 0) {

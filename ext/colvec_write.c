@@ -57,6 +57,8 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
   return rc;
 }
 
+static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr);
+
 /*
 ** Writes the pending rows; see colvecInt.h.
 **
@@ -69,6 +71,14 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
 ** flush runs inside a SELECT, UPDATE or DELETE of the table too.
 */
 int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
+  return writeFlush(pTab, 1, pzErr);
+}
+
+/*
+** The body of colvecWriteFlush; bMayDefer 0 builds the graph of a segment
+** it writes (optimize, which would rewrite a deferred one at once).
+*/
+static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
   ColvecBatch *pB = &pTab->pending;
   int64_t nNew = pB->nRow - pTab->nFlushed;
   sqlite3_int64 iLastRowid;
@@ -76,7 +86,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
   if (nNew == 0) return SQLITE_OK;
   iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   if (nNew >= pTab->pConfig->nDeltaRows) {
-    rc = writeBatchSegment(pTab, pB, pTab->nFlushed, 1, pzErr);
+    rc = writeBatchSegment(pTab, pB, pTab->nFlushed, bMayDefer, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
@@ -113,7 +123,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
-  int rc = colvecWriteFlush(pTab, pzErr);
+  int rc = writeFlush(pTab, !bAll, pzErr);
   if (rc == SQLITE_OK)
     rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
