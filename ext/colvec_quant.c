@@ -8,6 +8,7 @@
 */
 #include "colvec_os.h"
 #include "colvec_quant.h"
+#include "colvec_quant_kernels.h"
 #include "colvec_distance.h"
 
 #include <math.h>
@@ -30,7 +31,6 @@ static const ColvecQuantMethods quantNoneMethods = {
     .xTrain = NULL,
     .xEncode = NULL,
     .xPrepare = NULL,
-    .apKernels = NULL,
 };
 
 /*
@@ -46,6 +46,19 @@ static const ColvecQuantMethods *const aQuantMethods[] = {
 
 /* Number of quantizer types. */
 #define QUANT_NTYPE ((int)(sizeof(aQuantMethods) / sizeof(aQuantMethods[0])))
+
+/* The kernel tables (ColvecQuantIsa.apType) are sized by
+** COLVEC_QUANT_NTYPE: it must count every type of the table above. */
+typedef char quantNtypeCheck[QUANT_NTYPE == COLVEC_QUANT_NTYPE ? 1 : -1];
+
+/* The kernel tables of the instruction sets, fastest first, the portable
+** one last (colvec_quant_kernels.h). */
+static const ColvecQuantIsa *(*const aQuantIsa[])(void) = {
+    colvecQuantIsaAvx512,
+    colvecQuantIsaAvx2,
+    colvecQuantIsaNeon,
+    colvecQuantIsaScalar,
+};
 
 /* The methods of stored type id eType, or NULL if there is no such type. */
 static const ColvecQuantMethods *quantMethods(int eType) {
@@ -126,24 +139,26 @@ static int quantProcessCap(void) {
 
 /*
 ** Chooses the code kernels of type pM under ceiling eCap and the process's
-** ceiling: the first set of its list (fastest first) that the CPU runs
-** (one colvecOsCpuFeatures() probe) and both ceilings allow. The portable
-** set, last, needs nothing and is always allowed, so a type with codes
-** always gets one. Returns NULL for a type without codes.
+** ceiling: its set in the first kernel table (fastest first) that has one
+** the CPU runs (one colvecOsCpuFeatures() probe) and both ceilings allow.
+** The portable table, last, has a set for every type with codes, needing
+** nothing and always allowed, so such a type always gets one. Returns NULL
+** for a type without codes (no table has a set for it).
 */
 static const ColvecQuantKernels *
 quantChooseKernels(const ColvecQuantMethods *pM, int eCap) {
-  const ColvecQuantKernels *const *ap = pM->apKernels;
   unsigned mCpu = colvecOsCpuFeatures();
   unsigned mAllow = quantCapMask(eCap) & quantCapMask(quantProcessCap());
-  if (ap == NULL) return NULL;
-  for (; *ap; ap++) {
-    if (((*ap)->mCpu & mCpu) == (*ap)->mCpu &&
-        (mAllow & (1u << (*ap)->eSet)) != 0) {
-      return *ap;
+  size_t i;
+  for (i = 0; i < sizeof(aQuantIsa) / sizeof(aQuantIsa[0]); i++) {
+    const ColvecQuantIsa *pIsa = aQuantIsa[i]();
+    const ColvecQuantKernels *pK = pIsa ? pIsa->apType[pM->eType] : NULL;
+    if (pK && (pK->mCpu & mCpu) == pK->mCpu &&
+        (mAllow & (1u << pK->eSet)) != 0) {
+      return pK;
     }
   }
-  return NULL; /* not reached: the portable set ends every list */
+  return NULL;
 }
 
 /*

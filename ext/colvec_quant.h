@@ -18,11 +18,13 @@
 **                      estimator of <o,q> is <o_bar,q>/<o_bar,o>, unbiased.
 **
 ** Structure: a type is a ColvecQuantMethods (hooks for layout, setup,
-** parameter checks, training, encoding, query preparation) plus its code
-** kernel sets (ColvecQuantKernels, fastest first); colvec_quant.c maps the
-** stored type id to the methods and does the rest without looking at the
-** type. Kernels are chosen once per quantizer from colvecOsCpuFeatures()
-** under the ceiling of the distance kernel set in use (COLVEC_KERNELS).
+** parameter checks, training, encoding, query preparation); its code
+** kernel sets (ColvecQuantKernels) live with the other kernels of their
+** instruction set, one file per set (colvec_quant_kernels.h).
+** colvec_quant.c maps the stored type id to the methods and does the rest
+** without looking at the type. Kernels are chosen once per quantizer from
+** colvecOsCpuFeatures() under the ceiling of the distance kernel set in
+** use (COLVEC_KERNELS).
 ** See "Adding a quantizer" below (private section) and
 ** doc/ARCHITECTURE.md.
 **
@@ -108,6 +110,9 @@ typedef enum ColvecQuantType {
   COLVEC_QUANT_INT4 = 2, /* 4 bits per dimension */
   COLVEC_QUANT_BIT = 3   /* RaBitQ, 1 bit per rotated dimension */
 } ColvecQuantType;
+
+/* Number of quantizer types (the highest ColvecQuantType plus one). */
+#define COLVEC_QUANT_NTYPE 4
 
 /* Version of the serialized form written by this code. */
 #define COLVEC_QUANT_VERSION 1
@@ -297,17 +302,20 @@ double colvecQuantOversampling(int eType);
 ** quantizer type and the tables of code kernels.
 **
 ** Adding a quantizer: a new file colvec_quant_<name>.c defines its
-** ColvecQuantMethods (and its kernel sets), its type id goes into
-** ColvecQuantType, and one entry into the table at the top of
-** colvec_quant.c; nothing else in colvec branches on the type.
+** ColvecQuantMethods, its type id goes into ColvecQuantType (and
+** COLVEC_QUANT_NTYPE grows), one entry goes into the table at the top of
+** colvec_quant.c, and its kernel sets into the tables of the instruction
+** sets (at least the portable one, colvec_quant_scalar.c); nothing else in
+** colvec branches on the type.
 */
 
 /*
-** One set of code kernels of one quantizer type, e.g. int8 with AVX2. A
-** type lists its sets fastest first, the portable set (mCpu 0) last; the
-** first one the CPU runs and the ceilings allow is chosen once per
-** quantizer. A type that needs more kernels (the bit rotation) embeds this
-** struct as the first member of its own and casts back.
+** One set of code kernels of one quantizer type, e.g. int8 with AVX2.
+** The tables of the instruction sets hold them by type, fastest set first,
+** the portable set (mCpu 0) last (colvec_quant_kernels.h); the first one
+** the CPU runs and the ceilings allow is chosen once per quantizer. A type
+** that needs more kernels (the bit rotation) embeds this struct as the
+** first member of its own and casts back.
 */
 struct ColvecQuantKernels {
   const char *zName; /* "scalar", "avx2", "avx512", "neon" */
@@ -354,8 +362,6 @@ struct ColvecQuantMethods {
   ** NULL: no estimator (colvecQuantQueryPrepare returns COLVEC_RANGE). */
   void (*xPrepare)(const ColvecQuant *p, const float *aQuery,
                    ColvecQuantQuery *pQuery);
-  /* Code kernel sets, fastest first, NULL-terminated. NULL: no codes. */
-  const ColvecQuantKernels *const *apKernels;
 };
 
 /* The methods of each type (colvec_quant_int.c, colvec_quant_bit.c). */
