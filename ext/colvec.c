@@ -63,7 +63,7 @@ static void colvecLoadedRemove(void *pArg) {
     }
   }
   colvecMainMutexLeave();
-  colvecSegMemRelease(((ColvecLoaded *)pArg)->db);
+  colvecSegmentMemRelease(((ColvecLoaded *)pArg)->db);
   sqlite3_free(pArg);
 }
 

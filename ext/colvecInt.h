@@ -544,7 +544,7 @@ int colvecLayoutBind(const ColvecConfig *pC, const ColvecSource *pSrc,
 ** created before ids have the table name, %XX-escaped, instead. The name
 ** is validated whenever it is read back. A database without a file
 ** (":memory:", temporary, memdb) gets a name in the os layer's memory tree
-** instead (colvecSegDbFile): its folders and segments live in memory, by
+** instead (colvecSegmentDbFile): its folders and segments live in memory, by
 ** the same code, until the connection closes. colvec deletes only
 ** segment-named files
 ** (NNNNNN.seg, NNNNNN.seg.tmp) and then a folder only when it is empty.
@@ -590,14 +590,14 @@ struct ColvecSegTable {
   const ColvecConfig *pConfig; /* table definition (not owned) */
   ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
-  const ColvecStore *pStore;   /* where they live (colvecSegDbStore) */
+  const ColvecStore *pStore;   /* where they live (colvecSegmentDbStore) */
   int bNoDir;                  /* zDir is a file or a link (embedded table):
                                ** segments are read into memory, nothing
                                ** is read or written there */
   int nSeg;                    /* live segments */
   ColvecSegHandle **apSeg;     /* live segments, ascending segid */
   sqlite3_int64 iDataVersion;  /* PRAGMA data_version at last refresh */
-  int64_t iLocalGen;           /* colvecSegTableChanged() count seen */
+  int64_t iLocalGen;           /* colvecSegmentTableChanged() count seen */
   int64_t iLocalGenNow;        /* bumped by this connection's writes */
   int bValid;                  /* the cached set has been loaded */
 };
@@ -607,28 +607,28 @@ struct ColvecSegTable {
 ** a database without a file (":memory:", temporary, SQLite's memdb VFS),
 ** else colvecStoreFile. The one place a store is chosen.
 */
-const ColvecStore *colvecSegDbStore(sqlite3 *db, const char *zDb);
+const ColvecStore *colvecSegmentDbStore(sqlite3 *db, const char *zDb);
 
 /*
 ** Returns the name that schema zDb's segment folders hang off
 ** ("<name>-colvec/<folder>"), sqlite3_malloc'd (NULL when out of memory):
 ** the database's file name, or for a database without a file (":memory:",
 ** temporary, SQLite's memdb VFS) COLVEC_STORE_MEM_ROOT/<connection>/
-** <schema>, a path of the memory store that colvecSegMemRelease() frees.
+** <schema>, a path of the memory store that colvecSegmentMemRelease() frees.
 */
-char *colvecSegDbFile(sqlite3 *db, const char *zDb);
+char *colvecSegmentDbFile(sqlite3 *db, const char *zDb);
 
 /*
 ** Frees every memory folder and segment of connection db (called when the
 ** connection closes; mappings still open keep their bytes until closed).
 */
-void colvecSegMemRelease(sqlite3 *db);
+void colvecSegmentMemRelease(sqlite3 *db);
 
 /*
 ** Returns the path of segment folder zFolder of the database file zFile,
 ** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
 */
-char *colvecSegFolderPath(const char *zFile, const char *zFolder);
+char *colvecSegmentFolderPath(const char *zFile, const char *zFolder);
 
 /*
 ** Chooses an id for a new table of schema zDb and creates its folder (a
@@ -637,8 +637,8 @@ char *colvecSegFolderPath(const char *zFile, const char *zFolder);
 ** <db>-colvec. Returns SQLITE_OK with *pzFolder set (sqlite3_malloc'd), or
 ** an error with *pzErr set.
 */
-int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
-                       char **pzErr);
+int colvecSegmentFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
+                           char **pzErr);
 
 /*
 ** Removes the segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) of table
@@ -646,17 +646,17 @@ int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
 ** Anything else is kept; a zDir that is not a real folder (a symbolic link)
 ** is not touched.
 */
-void colvecSegFolderRemove(const ColvecStore *pStore, const char *zDir);
+void colvecSegmentFolderRemove(const ColvecStore *pStore, const char *zDir);
 
 /*
 ** Removes orphan table folders of schema zDb: folders under <db>-colvec/
 ** whose name is an id that no colvec table (other than zSkip, which is
-** being created or dropped) names, as colvecSegFolderRemove() does. Only
+** being created or dropped) names, as colvecSegmentFolderRemove() does. Only
 ** safe while this connection holds the write lock in a transaction that
 ** cannot restore a dropped table: a CREATE or DROP in autocommit mode.
 ** Errors are ignored (nothing is removed that could not be proven).
 */
-void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
+void colvecSegmentSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
 
 /*
 ** Opens the segment set of a table in folder zFolder (validated or just
@@ -666,28 +666,28 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
 ** reads its segments from the database into memory (bNoDir). Returns
 ** SQLITE_OK with *pp set, or an error with *pzErr set.
 */
-int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       ColvecStorage *pStorage, const char *zFolder,
-                       ColvecSegTable **pp, char **pzErr);
+int colvecSegmentTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
+                           ColvecStorage *pStorage, const char *zFolder,
+                           ColvecSegTable **pp, char **pzErr);
 
 /* Closes every segment and frees the set. */
-void colvecSegTableClose(ColvecSegTable *p);
+void colvecSegmentTableClose(ColvecSegTable *p);
 
 /*
 ** Drops the set's references to its segments (unmapping those nothing
 ** else holds) and marks it for a reload. DROP calls it before deleting the
 ** files: Windows refuses to delete a mapped file.
 */
-void colvecSegTableRelease(ColvecSegTable *p);
+void colvecSegmentTableRelease(ColvecSegTable *p);
 
 /* Takes a reference on h (a cursor iterating it keeps it open). */
-void colvecSegHandleRef(ColvecSegHandle *h);
+void colvecSegmentHandleRef(ColvecSegHandle *h);
 
 /* Drops a reference; the last one closes the file and frees h. */
-void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h);
+void colvecSegmentHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h);
 
 /* Notes that this connection changed the manifest or tombstones. */
-void colvecSegTableChanged(ColvecSegTable *p);
+void colvecSegmentTableChanged(ColvecSegTable *p);
 
 /*
 ** Brings the set up to date with the manifest and tombstones when the database
@@ -695,32 +695,33 @@ void colvecSegTableChanged(ColvecSegTable *p);
 ** Returns SQLITE_OK or an error (SQLITE_CORRUPT_VTAB for a missing or
 ** damaged file) with *pzErr set.
 */
-int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr);
+int colvecSegmentTableRefresh(ColvecSegTable *p, char **pzErr);
 
 /*
 ** colvec_backup(): copies the file of every segment of the set (call
-** colvecSegTableRefresh first, in the read transaction being backed up) into
+** colvecSegmentTableRefresh first, in the read transaction being backed up)
+*into
 ** the existing folder zDestDir under the same names, each written as
 ** NNNNNN.seg.tmp, fsynced and renamed; then fsyncs zDestDir. Copies from
 ** the open handles, so files a newer commit deleted are still copied.
 ** Adds the files written to *pnFile. Returns SQLITE_OK, or an error with
 ** *pzErr set (files already written stay; the caller removes the folder).
 */
-int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
-                       ColvecTick *pTick, int *pnFile, char **pzErr);
+int colvecSegmentTableCopy(ColvecSegTable *p, const char *zDestDir,
+                           ColvecTick *pTick, int *pnFile, char **pzErr);
 
 /*
 ** Finds live row iRowid: returns 1 with *piSeg and *piRow set, or 0.
-** (Call colvecSegTableRefresh first.)
+** (Call colvecSegmentTableRefresh first.)
 */
-int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
-                    int64_t *piRow);
+int colvecSegmentLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
+                        int64_t *piRow);
 
 /* Returns non-zero when rowid iRowid of segment h is tombstoned. */
-int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid);
+int colvecSegmentIsDead(const ColvecSegHandle *h, int64_t iRowid);
 
 /* Binary search of sorted a[0..n-1] for v: its index, or -1. */
-int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
+int64_t colvecSegmentSearch(const int64_t *a, int64_t n, int64_t v);
 
 /*
 ** Parses a segment file's name: "NNNNNN.seg", the writer's "NNNNNN.seg.tmp"
@@ -728,7 +729,7 @@ int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v);
 ** digits). Returns 1 with *piSegid set, or 0 for any other name (not
 ** colvec's to delete).
 */
-int colvecSegParseName(const char *zName, int64_t *piSegid);
+int colvecSegmentParseName(const char *zName, int64_t *piSegid);
 
 /*
 ** Embedded tables: rewrites the cache file of segment iSegid from
@@ -737,7 +738,7 @@ int colvecSegParseName(const char *zName, int64_t *piSegid);
 ** of the set (the caller refreshes it). Returns SQLITE_OK or an error with
 ** *pzErr set.
 */
-int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
+int colvecSegmentRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 
 /*
 ** Returns a copy of message zMsg (sqlite3_free it; NULL on OOM) in which
@@ -746,7 +747,7 @@ int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 ** integrity-check rebuilds) reads 000001.seg (in memory): the internal
 ** path means nothing to a user.
 */
-char *colvecSegUserMessage(const char *zMsg);
+char *colvecSegmentUserMessage(const char *zMsg);
 
 /*
 ** Embedded tables: checks the bytes the database holds for live segment h
@@ -754,11 +755,11 @@ char *colvecSegUserMessage(const char *zMsg);
 ** checksum, from a memory copy (pInt may stop it). Returns SQLITE_OK, or an
 ** error with *pzErr set (COLVEC_CORRUPT_VTAB for bad bytes).
 */
-int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
-                       const ColvecInterrupt *pInt, char **pzErr);
+int colvecSegmentCheckData(ColvecSegTable *p, ColvecSegHandle *h,
+                           const ColvecInterrupt *pInt, char **pzErr);
 
 /* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
-char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix);
+char *colvecSegmentPath(const char *zDir, int64_t iSegid, const char *zSuffix);
 
 /*************************************************************************
 ** Interface to code in colvec_compact.c (writing segments)
@@ -1473,7 +1474,7 @@ int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
 
 /*
 ** Bound of the counters next_segid and generation: a segment file's name
-** holds at most 15 digits (colvecSegParseName), and a counter this large
+** holds at most 15 digits (colvecSegmentParseName), and a counter this large
 ** can only come from a damaged database.
 */
 #define COLVEC_COUNTER_MAX ((sqlite3_int64)999999999999999)
@@ -1656,7 +1657,7 @@ int colvecStorageInBound(ColvecStorage *p, const ColvecPlan *pPlan,
 
 /* Returns non-zero when used-columns mask mUsed (idxNum) includes column
 ** iCol. */
-int colvecPlanUsesColumn(int mUsed, int iCol);
+int colvecStorageUsesColumn(int mUsed, int iCol);
 
 /*
 ** Runs the integrity check of the delta: every row's vectors have the

@@ -13,7 +13,7 @@
 ** colvecStorageSchemaHold() starts it and keeps it open (an active
 ** statement) until the end of the call. In it, the list of colvec tables
 ** is read, each table is connected and its segment set refreshed
-** (colvecSegTableRefresh opens and maps or opens every segment the
+** (colvecSegmentTableRefresh opens and maps or opens every segment the
 ** snapshot's manifest names), the segment files are copied from those open
 ** handles (a newer commit's cleanup may unlink the files; an open mapping or
 ** descriptor still reads them), and finally the pages are copied with
@@ -292,7 +292,7 @@ static int backupOpenTables(BackupCall *p) {
       return backupError(p, rc, "colvec: colvec_backup: %s",
                          pTab->zDamage + 8 /* after "colvec: " */);
     }
-    rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
+    rc = colvecSegmentTableRefresh(pTab->pSegs, &zErr);
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
     }
@@ -333,9 +333,9 @@ static int backupClaim(BackupCall *p) {
   }
   if (p->nColvec == 0) return SQLITE_OK;
   /* the folder colvec will look for when the copy is opened */
-  zFile = colvecSegDbFile(p->pDest, "main");
+  zFile = colvecSegmentDbFile(p->pDest, "main");
   if (zFile == NULL) return SQLITE_NOMEM;
-  if (!colvecSegDbStore(p->pDest, "main")->bDurable) {
+  if (!colvecSegmentDbStore(p->pDest, "main")->bDurable) {
     sqlite3_free(zFile);
     return backupError(p, SQLITE_MISUSE,
                        "colvec: colvec_backup: the destination '%s' is not a "
@@ -386,7 +386,7 @@ static int backupSegments(BackupCall *p) {
       break;
     }
     p->azDir[i] = zDir;
-    rc = colvecSegTableCopy(pTab->pSegs, zDir, &tick, &nFile, &zErr);
+    rc = colvecSegmentTableCopy(pTab->pSegs, zDir, &tick, &nFile, &zErr);
     p->nFile += nFile;
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
@@ -459,7 +459,7 @@ static void backupUndo(BackupCall *p) {
     p->pDest = NULL;
   }
   for (i = 0; p->azDir && i < p->nTab; i++) {
-    if (p->azDir[i]) colvecSegFolderRemove(&colvecStoreFile, p->azDir[i]);
+    if (p->azDir[i]) colvecSegmentFolderRemove(&colvecStoreFile, p->azDir[i]);
   }
   if (p->zRoot) colvecStoreFile.xRmdir(p->zRoot, NULL);
   if (p->bMadeDb) {

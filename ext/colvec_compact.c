@@ -53,7 +53,7 @@ static int compactCollect(const ColvecSource *aSrc, int nSrc,
     } else {
       const ColvecSegHandle *h = aSrc[s].pSeg;
       for (i = 0; i < h->nRow; i++) {
-        if (colvecSegIsDead(h, h->aRowid[i])) continue;
+        if (colvecSegmentIsDead(h, h->aRowid[i])) continue;
         aRow[n].iRowid = h->aRowid[i];
         aRow[n].iSrc = s;
         aRow[n].iRow = i;
@@ -185,17 +185,17 @@ int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   /* opens every live segment: while still embedded, a missing cache file
   ** is rebuilt before the bytes go */
-  rc = colvecSegTableRefresh(pSegs, pzErr);
+  rc = colvecSegmentTableRefresh(pSegs, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageSetEmbedded(pStorage, bEmbed, pzErr);
   for (i = 0; rc == SQLITE_OK && bEmbed && i < pSegs->nSeg; i++) {
     int64_t iSegid = pSegs->apSeg[i]->iSegid;
-    char *zPath = colvecSegPath(pSegs->zDir, iSegid, "");
+    char *zPath = colvecSegmentPath(pSegs->zDir, iSegid, "");
     rc = zPath
              ? colvecCompactEmbed(pStorage, pSegs->pStore, iSegid, zPath, pzErr)
              : SQLITE_NOMEM;
     sqlite3_free(zPath);
   }
-  colvecSegTableChanged(pSegs);
+  colvecSegmentTableChanged(pSegs);
   return rc;
 }
 
@@ -296,8 +296,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (pC->aCol[i].nByte > nMaxByte) nMaxByte = pC->aCol[i].nByte;
     }
     pBuf = sqlite3_malloc64((sqlite3_uint64)nMaxByte);
-    zTmp = colvecSegPath(pSegs->zDir, iSegid, ".tmp");
-    zPath = colvecSegPath(pSegs->zDir, iSegid, "");
+    zTmp = colvecSegmentPath(pSegs->zDir, iSegid, ".tmp");
+    zPath = colvecSegmentPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK && pSegs->bNoDir) {
       /* a file or a link where the folder should be: never written through */
@@ -388,7 +388,7 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   if (rc != SQLITE_OK && bFileDone) {
     pSegs->pStore->xUnlink(zPath, NULL); /* no committed manifest names it */
   }
-  colvecSegTableChanged(pSegs);
+  colvecSegmentTableChanged(pSegs);
   sqlite3_free(aRow);
   sqlite3_free(pBuf);
   sqlite3_free(zTmp);
@@ -405,7 +405,7 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
   for (nLoop = 0; rc == SQLITE_OK && nLoop < 64; nLoop++) {
     ColvecSource *aSrc;
     int nSrc = 0, i, iTier, iPick = -1;
-    rc = colvecSegTableRefresh(pSegs, pzErr);
+    rc = colvecSegmentTableRefresh(pSegs, pzErr);
     if (rc != SQLITE_OK || pSegs->nSeg == 0) break;
     aSrc = sqlite3_malloc64(sizeof(ColvecSource) * (sqlite3_uint64)pSegs->nSeg);
     if (aSrc == NULL) return SQLITE_NOMEM;
@@ -571,7 +571,7 @@ int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     ColvecSource *aSrc;
     int64_t nTaken = 0, nBefore, nAfter;
     int nSrc = 0, i;
-    rc = colvecSegTableRefresh(pSegs, pzErr);
+    rc = colvecSegmentTableRefresh(pSegs, pzErr);
     if (rc != SQLITE_OK) break;
     if (*ppJob && (h = compactJobSegment(pSegs, *ppJob)) == NULL) {
       /* merged, rewritten or deleted from meanwhile: start again */
@@ -660,8 +660,8 @@ int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 */
 static int compactSyncCommitted(ColvecStorage *pStorage) {
   const ColvecConfig *pC = pStorage->pConfig;
-  const ColvecStore *pStore = colvecSegDbStore(pStorage->db, pC->zDb);
-  char *zFile = colvecSegDbFile(pStorage->db, pC->zDb);
+  const ColvecStore *pStore = colvecSegmentDbStore(pStorage->db, pC->zDb);
+  char *zFile = colvecSegmentDbFile(pStorage->db, pC->zDb);
   int rc = SQLITE_OK;
   if (zFile == NULL) return SQLITE_NOMEM;
   if (!pStore->bDurable) {
@@ -728,7 +728,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
     int bNeeded;
-    if (!colvecSegParseName(azName[i], &iSegid)) continue;
+    if (!colvecSegmentParseName(azName[i], &iSegid)) continue;
     bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
@@ -789,7 +789,8 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
-    if (!colvecSegParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
+    if (!colvecSegmentParseName(azName[i], &iSegid) || iSegid >= iNext)
+      continue;
     rc = colvecStorageSegNamed(pStorage, iSegid, azName[i], pzErr);
   }
   colvecOsListFree(azName, nName);

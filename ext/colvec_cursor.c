@@ -63,7 +63,7 @@ static void cursorReset(ColvecCursor *pCur) {
   int i;
   for (i = 0; i < pCur->nSeg; i++) {
     if (pCur->aaBits) sqlite3_free(pCur->aaBits[i]);
-    colvecSegHandleUnref(pTab->pConfig, pCur->apSeg[i]);
+    colvecSegmentHandleUnref(pTab->pConfig, pCur->apSeg[i]);
   }
   sqlite3_free(pCur->aaBits);
   sqlite3_free(pCur->apSeg);
@@ -313,7 +313,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
   ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
   int64_t iLocRow = 0;
   if (pSegs->nSeg == 0) return SQLITE_OK;
-  if (bRowidEq && !colvecSegLocate(pSegs, iRowidEq, &iLocSeg, &iLocRow)) {
+  if (bRowidEq && !colvecSegmentLocate(pSegs, iRowidEq, &iLocSeg, &iLocRow)) {
     return SQLITE_OK;
   }
   pCur->apSeg =
@@ -327,7 +327,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
     if (bRowidEq && i != iLocSeg) continue;
     aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
     if (aBits == NULL) return SQLITE_NOMEM;
-    colvecSegHandleRef(h);
+    colvecSegmentHandleRef(h);
     pCur->apSeg[pCur->nSeg] = h;
     pCur->aaBits[pCur->nSeg] = aBits;
     pCur->nSeg++;
@@ -526,7 +526,7 @@ int colvecCursorFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     colvecFree(apArg);
     return SQLITE_OK;
   }
-  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, &zErr);
+  if (rc == SQLITE_OK) rc = colvecSegmentTableRefresh(pTab->pSegs, &zErr);
   if (rc == SQLITE_OK && !plan.bKnn) {
     rc = cursorScanSegments(pCur, &plan, argv, &zErr);
     if (rc == SQLITE_OK) {

@@ -682,7 +682,7 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (h->nRow % 8) aBits[nByte - 1] = (uint8_t)((1u << (h->nRow % 8)) - 1);
   for (i = 0; i < h->nTomb; i++) {
     /* tombstones are few: find each one's row */
-    int64_t iRow = colvecSegSearch(h->aRowid, h->nRow, h->aTomb[i]);
+    int64_t iRow = colvecSegmentSearch(h->aRowid, h->nRow, h->aTomb[i]);
     if (iRow >= 0) aBits[iRow >> 3] &= (uint8_t) ~(1u << (iRow & 7));
   }
   for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Path of segment iSegid in folder zDir, with suffix zSuffix. */
-char *colvecSegPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
+char *colvecSegmentPath(const char *zDir, int64_t iSegid, const char *zSuffix) {
   return sqlite3_mprintf("%s" COLVEC_OS_SEP "%06lld.seg%s", zDir,
                          (long long)iSegid, zSuffix);
 }
@@ -35,22 +35,22 @@ static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
 }
 
 /* Takes a reference on h. */
-void colvecSegHandleRef(ColvecSegHandle *h) { h->nRef++; }
+void colvecSegmentHandleRef(ColvecSegHandle *h) { h->nRef++; }
 
 /* Drops a reference on h; the last one frees it. */
-void colvecSegHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
+void colvecSegmentHandleUnref(const ColvecConfig *pC, ColvecSegHandle *h) {
   if (h && --h->nRef <= 0) segHandleFree(pC, h);
 }
 
 /* The store of schema zDb's segments; see colvecInt.h. A database that
 ** is not a file here (colvecConfigDbKind) keeps them in memory. */
-const ColvecStore *colvecSegDbStore(sqlite3 *db, const char *zDb) {
+const ColvecStore *colvecSegmentDbStore(sqlite3 *db, const char *zDb) {
   return colvecConfigDbKind(db, zDb) == COLVEC_DB_FILE ? &colvecStoreFile
                                                        : &colvecStoreMem;
 }
 
 /* The name segment folders hang off; see colvecInt.h. */
-char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
+char *colvecSegmentDbFile(sqlite3 *db, const char *zDb) {
   char *zOut, *z;
   int i;
   if (colvecConfigDbKind(db, zDb) == COLVEC_DB_FILE) {
@@ -79,7 +79,7 @@ char *colvecSegDbFile(sqlite3 *db, const char *zDb) {
 }
 
 /* Frees the segments of db's databases without a file; see colvecInt.h. */
-void colvecSegMemRelease(sqlite3 *db) {
+void colvecSegmentMemRelease(sqlite3 *db) {
   char zDir[64];
   sqlite3_snprintf(sizeof(zDir), zDir, "%s" COLVEC_OS_SEP "%p",
                    COLVEC_STORE_MEM_ROOT, (void *)db);
@@ -87,12 +87,12 @@ void colvecSegMemRelease(sqlite3 *db) {
 }
 
 /* Path of a table's segment folder; see colvecInt.h. */
-char *colvecSegFolderPath(const char *zFile, const char *zFolder) {
+char *colvecSegmentFolderPath(const char *zFile, const char *zFolder) {
   return sqlite3_mprintf("%s-colvec" COLVEC_OS_SEP "%s", zFile, zFolder);
 }
 
 /* Parses a segment file's name; see colvecInt.h. */
-int colvecSegParseName(const char *zName, int64_t *piSegid) {
+int colvecSegmentParseName(const char *zName, int64_t *piSegid) {
   int64_t iSegid = 0;
   const char *z = zName;
   int nHex = 0;
@@ -114,14 +114,14 @@ int colvecSegParseName(const char *zName, int64_t *piSegid) {
 }
 
 /* Returns non-zero for the names colvec gives segment files
-** (colvecSegParseName). */
+** (colvecSegmentParseName). */
 static int segIsSegmentName(const char *z) {
   int64_t iSegid;
-  return colvecSegParseName(z, &iSegid);
+  return colvecSegmentParseName(z, &iSegid);
 }
 
 /* Removes a table folder's segment files, then the folder if empty. */
-void colvecSegFolderRemove(const ColvecStore *pStore, const char *zDir) {
+void colvecSegmentFolderRemove(const ColvecStore *pStore, const char *zDir) {
   char **azName = NULL;
   int nName = 0, i;
   if (pStore->xKind(zDir) != COLVEC_OS_DIR) return; /* never through a link */
@@ -139,9 +139,10 @@ void colvecSegFolderRemove(const ColvecStore *pStore, const char *zDir) {
 }
 
 /* Removes orphan table folders; see colvecInt.h. */
-void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
-  const ColvecStore *pStore = colvecSegDbStore(db, zDb);
-  char *zFile = colvecSegDbFile(db, zDb);
+void colvecSegmentSweepOrphans(sqlite3 *db, const char *zDb,
+                               const char *zSkip) {
+  const ColvecStore *pStore = colvecSegmentDbStore(db, zDb);
+  char *zFile = colvecSegmentDbFile(db, zDb);
   ColvecFolderList list;
   char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
   char **azName = NULL;
@@ -162,7 +163,7 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
       }
       if (!bNamed) {
         char *zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", zRoot, azName[i]);
-        if (zDir) colvecSegFolderRemove(pStore, zDir);
+        if (zDir) colvecSegmentFolderRemove(pStore, zDir);
         sqlite3_free(zDir);
       }
     }
@@ -173,10 +174,10 @@ void colvecSegSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip) {
 }
 
 /* Chooses and creates a new table folder; see colvecInt.h. */
-int colvecSegFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
-                       char **pzErr) {
-  const ColvecStore *pStore = colvecSegDbStore(db, zDb);
-  char *zFile = colvecSegDbFile(db, zDb);
+int colvecSegmentFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
+                           char **pzErr) {
+  const ColvecStore *pStore = colvecSegmentDbStore(db, zDb);
+  char *zFile = colvecSegmentDbFile(db, zDb);
   char *zRoot = zFile ? sqlite3_mprintf("%s-colvec", zFile) : NULL;
   ColvecErr err;
   int rc = SQLITE_OK, iTry;
@@ -242,11 +243,11 @@ static int segNotFolder(ColvecSegTable *p, char **pzErr) {
 }
 
 /* Opens the set; see colvecInt.h. */
-int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
-                       ColvecStorage *pStorage, const char *zFolder,
-                       ColvecSegTable **pp, char **pzErr) {
+int colvecSegmentTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
+                           ColvecStorage *pStorage, const char *zFolder,
+                           ColvecSegTable **pp, char **pzErr) {
   ColvecSegTable *p = sqlite3_malloc(sizeof(ColvecSegTable));
-  char *zFile = colvecSegDbFile(db, pConfig->zDb);
+  char *zFile = colvecSegmentDbFile(db, pConfig->zDb);
   int rc = SQLITE_OK;
   *pp = NULL;
   if (p == NULL) {
@@ -257,10 +258,10 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   p->db = db;
   p->pConfig = pConfig;
   p->pStorage = pStorage;
-  p->pStore = colvecSegDbStore(db, pConfig->zDb);
+  p->pStore = colvecSegmentDbStore(db, pConfig->zDb);
   /* zFolder was validated (colvecStorageFolder) or just made
-  ** (colvecSegFolderNew); a link in its place is never followed */
-  p->zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
+  ** (colvecSegmentFolderNew); a link in its place is never followed */
+  p->zDir = zFile ? colvecSegmentFolderPath(zFile, zFolder) : NULL;
   if (p->zDir == NULL) {
     rc = SQLITE_NOMEM;
   } else if (p->pStore->xKind(p->zDir) == COLVEC_OS_OTHER) {
@@ -276,7 +277,7 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
   }
   sqlite3_free(zFile);
   if (rc != SQLITE_OK) {
-    colvecSegTableClose(p);
+    colvecSegmentTableClose(p);
     return rc;
   }
   *pp = p;
@@ -284,11 +285,11 @@ int colvecSegTableOpen(sqlite3 *db, const ColvecConfig *pConfig,
 }
 
 /* Closes every segment and frees the set. */
-void colvecSegTableClose(ColvecSegTable *p) {
+void colvecSegmentTableClose(ColvecSegTable *p) {
   if (p) {
     int i;
     for (i = 0; i < p->nSeg; i++)
-      colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
+      colvecSegmentHandleUnref(p->pConfig, p->apSeg[i]);
     sqlite3_free(p->apSeg);
     sqlite3_free(p->zDir);
     sqlite3_free(p);
@@ -296,16 +297,16 @@ void colvecSegTableClose(ColvecSegTable *p) {
 }
 
 /* Releases every segment of the set; see colvecInt.h. */
-void colvecSegTableRelease(ColvecSegTable *p) {
+void colvecSegmentTableRelease(ColvecSegTable *p) {
   int i;
   for (i = 0; i < p->nSeg; i++)
-    colvecSegHandleUnref(p->pConfig, p->apSeg[i]);
+    colvecSegmentHandleUnref(p->pConfig, p->apSeg[i]);
   p->nSeg = 0;
   p->bValid = 0;
 }
 
 /* Notes a change made by this connection. */
-void colvecSegTableChanged(ColvecSegTable *p) { p->iLocalGenNow++; }
+void colvecSegmentTableChanged(ColvecSegTable *p) { p->iLocalGenNow++; }
 
 /*
 ** Explains why the file of segment iSegid, which the manifest of the
@@ -545,7 +546,7 @@ static int segRestoreWrite(ColvecSegTable *p, const ColvecStore *pStore,
 static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
                       int *pbMem, char **pzErr) {
   sqlite3_uint64 iRand = 0;
-  char *zPath = colvecSegPath(p->zDir, iSegid, "");
+  char *zPath = colvecSegmentPath(p->zDir, iSegid, "");
   char *zTmp;
   int rc = SQLITE_OK, bOs = 0;
   *pzOpen = NULL;
@@ -578,7 +579,7 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
     char *zDir = sqlite3_mprintf(
         "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-cache" COLVEC_OS_SEP "%s",
         COLVEC_STORE_MEM_ROOT, (void *)p->db, colvecOsBaseName(p->zDir));
-    char *zMem = zDir ? colvecSegPath(zDir, iSegid, "") : NULL;
+    char *zMem = zDir ? colvecSegmentPath(zDir, iSegid, "") : NULL;
     rc = SQLITE_OK;
     if (zMem == NULL) {
       rc = SQLITE_NOMEM;
@@ -788,7 +789,7 @@ static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
                          "for segment %lld are damaged: %s",
                          bCheck ? "integrity-check: " : "", pC->zName,
                          (long long)iSegid, zWhy);
-  zUser = zMsg ? colvecSegUserMessage(zMsg) : NULL;
+  zUser = zMsg ? colvecSegmentUserMessage(zMsg) : NULL;
   sqlite3_free(zMsg);
   sqlite3_free(*pzErr);
   *pzErr = zUser;
@@ -796,7 +797,7 @@ static int segDamaged(const ColvecConfig *pC, int64_t iSegid, int bCheck,
 }
 
 /* Rewrites memory paths in a message; see colvecInt.h. */
-char *colvecSegUserMessage(const char *zMsg) {
+char *colvecSegmentUserMessage(const char *zMsg) {
   static const char zRoot[] = "\"" COLVEC_STORE_MEM_ROOT;
   sqlite3_str *pStr = sqlite3_str_new(NULL);
   const char *z = zMsg, *zAt;
@@ -850,7 +851,7 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
                          char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   ColvecSegHandle *h = sqlite3_malloc(sizeof(ColvecSegHandle));
-  char *zPath = colvecSegPath(p->zDir, iSegid, "");
+  char *zPath = colvecSegmentPath(p->zDir, iSegid, "");
   int rc = SQLITE_OK;
   *pp = NULL;
   if (h == NULL || zPath == NULL) {
@@ -924,13 +925,13 @@ static int segHandleOpen(ColvecSegTable *p, int64_t iSegid, uint64_t cksum,
 }
 
 /* Checks an embedded segment's stored bytes; see colvecInt.h. */
-int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
-                       const ColvecInterrupt *pInt, char **pzErr) {
+int colvecSegmentCheckData(ColvecSegTable *p, ColvecSegHandle *h,
+                           const ColvecInterrupt *pInt, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   char *zDir = sqlite3_mprintf(
       "%s" COLVEC_OS_SEP "%p" COLVEC_OS_SEP "-check" COLVEC_OS_SEP "%s",
       COLVEC_STORE_MEM_ROOT, (void *)p->db, colvecOsBaseName(p->zDir));
-  char *zMem = zDir ? colvecSegPath(zDir, h->iSegid, "") : NULL;
+  char *zMem = zDir ? colvecSegmentPath(zDir, h->iSegid, "") : NULL;
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   int rc = SQLITE_OK, bOs = 0;
@@ -974,10 +975,10 @@ int colvecSegCheckData(ColvecSegTable *p, ColvecSegHandle *h,
 }
 
 /* Rebuilds a damaged cache file; see colvecInt.h. */
-int colvecSegRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr) {
+int colvecSegmentRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr) {
   char *zOpen = NULL;
   int bMem = 0, rc;
-  colvecSegTableRelease(p); /* every handle, so that nothing maps it */
+  colvecSegmentTableRelease(p); /* every handle, so that nothing maps it */
   rc = segRestore(p, iSegid, &zOpen, &bMem, pzErr);
   if (bMem) colvecStoreMem.xUnlink(zOpen, NULL);
   sqlite3_free(zOpen);
@@ -1079,7 +1080,7 @@ static int segAddSeg(void *pCtx, sqlite3_int64 iSegid, sqlite3_int64 nRow,
 }
 
 /* Brings the set up to date; see colvecInt.h. */
-int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
+int colvecSegmentTableRefresh(ColvecSegTable *p, char **pzErr) {
   const ColvecConfig *pC = p->pConfig;
   sqlite3_int64 iVersion = 0;
   SegRefresh r;
@@ -1095,7 +1096,7 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
   r.bEmbed = -1;
   rc = colvecStorageManifestScan(p->pStorage, segAddSeg, &r, pzErr);
   for (i = 0; i < p->nSeg; i++)
-    colvecSegHandleUnref(pC, p->apSeg[i]);
+    colvecSegmentHandleUnref(pC, p->apSeg[i]);
   sqlite3_free(p->apSeg);
   p->apSeg = r.apNew;
   p->nSeg = r.nNew;
@@ -1107,7 +1108,7 @@ int colvecSegTableRefresh(ColvecSegTable *p, char **pzErr) {
 }
 
 /* Binary search of sorted a[0..n-1] for v: index or -1. */
-int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v) {
+int64_t colvecSegmentSearch(const int64_t *a, int64_t n, int64_t v) {
   int64_t lo = 0, hi = n - 1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -1121,13 +1122,13 @@ int64_t colvecSegSearch(const int64_t *a, int64_t n, int64_t v) {
 }
 
 /* Returns non-zero when rowid iRowid of segment h is tombstoned. */
-int colvecSegIsDead(const ColvecSegHandle *h, int64_t iRowid) {
-  return h->nTomb > 0 && colvecSegSearch(h->aTomb, h->nTomb, iRowid) >= 0;
+int colvecSegmentIsDead(const ColvecSegHandle *h, int64_t iRowid) {
+  return h->nTomb > 0 && colvecSegmentSearch(h->aTomb, h->nTomb, iRowid) >= 0;
 }
 
 /* Finds a live row; see colvecInt.h. */
-int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
-                    int64_t *piRow) {
+int colvecSegmentLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
+                        int64_t *piRow) {
   int i;
   for (i = p->nSeg - 1; i >= 0; i--) {
     const ColvecSegHandle *h = p->apSeg[i];
@@ -1136,8 +1137,8 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
         iRowid > h->aRowid[h->nRow - 1]) {
       continue;
     }
-    iRow = colvecSegSearch(h->aRowid, h->nRow, iRowid);
-    if (iRow >= 0 && !colvecSegIsDead(h, iRowid)) {
+    iRow = colvecSegmentSearch(h->aRowid, h->nRow, iRowid);
+    if (iRow >= 0 && !colvecSegmentIsDead(h, iRowid)) {
       *piSeg = i;
       *piRow = iRow;
       return 1;
@@ -1147,19 +1148,19 @@ int colvecSegLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
 }
 
 /* Copies the live set's files; see colvecInt.h. */
-int colvecSegTableCopy(ColvecSegTable *p, const char *zDestDir,
-                       ColvecTick *pTick, int *pnFile, char **pzErr) {
+int colvecSegmentTableCopy(ColvecSegTable *p, const char *zDestDir,
+                           ColvecTick *pTick, int *pnFile, char **pzErr) {
   ColvecErr err;
   int rc = SQLITE_OK, i;
   colvecErrClear(&err);
   for (i = 0; rc == SQLITE_OK && i < p->nSeg; i++) {
     ColvecSegHandle *h = p->apSeg[i];
-    char *zTmp = colvecSegPath(zDestDir, h->iSegid, ".tmp");
+    char *zTmp = colvecSegmentPath(zDestDir, h->iSegid, ".tmp");
     if (zTmp == NULL) return SQLITE_NOMEM;
-    colvecSegHandleRef(h);
+    colvecSegmentHandleRef(h);
     rc = colvecSegCopyTo(h->pSeg, &colvecStoreFile, zTmp,
                          pTick ? &pTick->hook : NULL, &err);
-    colvecSegHandleUnref(p->pConfig, h);
+    colvecSegmentHandleUnref(p->pConfig, h);
     sqlite3_free(zTmp);
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);

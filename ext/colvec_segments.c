@@ -252,7 +252,7 @@ static int segmentsFill(SegmentsCursor *pCur, ColvecVtab *pTab, char **pzErr) {
   }
   bEmbed = colvecStorageEmbedded(pTab->pStorage);
   if (bEmbed < 0) return -bEmbed;
-  rc = colvecSegTableRefresh(pSegs, pzErr);
+  rc = colvecSegmentTableRefresh(pSegs, pzErr);
   if (bEmbed) {
     zStorage = "embedded";
   } else if (strcmp(pSegs->pStore->zName, "memory") == 0) {

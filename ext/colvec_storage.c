@@ -829,7 +829,7 @@ int colvecStorageIdCheck(ColvecStorage *p, sqlite3_int64 nLive,
 }
 
 /* Returns non-zero when idxNum-style mask mUsed includes user column iCol. */
-int colvecPlanUsesColumn(int mUsed, int iCol) {
+int colvecStorageUsesColumn(int mUsed, int iCol) {
   if (iCol >= COLVEC_PLAN_USED_HIGH) {
     return (mUsed >> COLVEC_PLAN_USED_HIGH) & 1;
   }
@@ -996,7 +996,7 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   *ppStmt = NULL;
   sqlite3_str_appendall(pStr, "SELECT rowid");
   for (i = 0; i < pC->nCol; i++) {
-    if (colvecPlanUsesColumn(mUsed, i)) {
+    if (colvecStorageUsesColumn(mUsed, i)) {
       sqlite3_str_appendf(pStr, ", c%d", i);
     } else {
       sqlite3_str_appendall(pStr, ", NULL");

@@ -143,7 +143,7 @@ static void vtabFree(ColvecVtab *pTab) {
     colvecCompactJobFree(pTab->pIndexJob);
     sqlite3_free(pTab->aMark);
     sqlite3_free(pTab->aTrace);
-    colvecSegTableClose(pTab->pSegs);
+    colvecSegmentTableClose(pTab->pSegs);
     colvecStorageClose(pTab->pStorage);
     colvecConfigFree(pTab->pConfig);
     sqlite3_free(pTab->aRowBuf);
@@ -169,10 +169,11 @@ static void vtabDropFiles(ColvecVtab *pTab) {
     for (i = 0; i < list.n; i++) {
       bShared |= strcmp(list.azFolder[i], zFolder) == 0;
     }
-    if (!bShared) colvecSegFolderRemove(pTab->pSegs->pStore, pTab->pSegs->zDir);
+    if (!bShared)
+      colvecSegmentFolderRemove(pTab->pSegs->pStore, pTab->pSegs->zDir);
     colvecStorageFolderListFree(&list);
   }
-  colvecSegSweepOrphans(pTab->db, pC->zDb, pC->zName);
+  colvecSegmentSweepOrphans(pTab->db, pC->zDb, pC->zName);
 }
 
 /*
@@ -225,9 +226,9 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
       ** transaction and holds the write lock, so folders no table names
       ** are orphans for certain and are swept first. */
       if (sqlite3_get_autocommit(db)) {
-        colvecSegSweepOrphans(db, pTab->pConfig->zDb, pTab->pConfig->zName);
+        colvecSegmentSweepOrphans(db, pTab->pConfig->zDb, pTab->pConfig->zName);
       }
-      rc = colvecSegFolderNew(db, pTab->pConfig->zDb, &zFolder, pzErr);
+      rc = colvecSegmentFolderNew(db, pTab->pConfig->zDb, &zFolder, pzErr);
       bMadeFolder = rc == SQLITE_OK;
     }
   }
@@ -244,8 +245,8 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
     }
   }
   if (rc == SQLITE_OK) {
-    rc = colvecSegTableOpen(db, pTab->pConfig, pTab->pStorage, zFolder,
-                            &pTab->pSegs, pzErr);
+    rc = colvecSegmentTableOpen(db, pTab->pConfig, pTab->pStorage, zFolder,
+                                &pTab->pSegs, pzErr);
   }
   if (rc == COLVEC_CORRUPT_VTAB && !bCreate && pTab->pStorage) {
     /* no usable segment folder: connected as damaged, so that DROP TABLE
@@ -255,15 +256,15 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
                                              "damaged",
                                              pTab->pConfig->zName);
     *pzErr = NULL;
-    colvecSegTableClose(pTab->pSegs);
+    colvecSegmentTableClose(pTab->pSegs);
     pTab->pSegs = NULL;
     rc = pTab->zDamage ? SQLITE_OK : SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK && bMadeFolder) {
     /* the folder this failed CREATE made is still empty */
-    char *zFile = colvecSegDbFile(db, pTab->pConfig->zDb);
-    char *zDir = zFile ? colvecSegFolderPath(zFile, zFolder) : NULL;
-    if (zDir) colvecSegDbStore(db, pTab->pConfig->zDb)->xRmdir(zDir, NULL);
+    char *zFile = colvecSegmentDbFile(db, pTab->pConfig->zDb);
+    char *zDir = zFile ? colvecSegmentFolderPath(zFile, zFolder) : NULL;
+    if (zDir) colvecSegmentDbStore(db, pTab->pConfig->zDb)->xRmdir(zDir, NULL);
     sqlite3_free(zDir);
     sqlite3_free(zFile);
   }
@@ -316,7 +317,7 @@ static int vtabDestroyMethod(sqlite3_vtab *pVtab) {
   if (rc == SQLITE_OK) {
     /* a damaged table (no folder it can prove its own) deletes no file */
     if (sqlite3_get_autocommit(pTab->db) && pTab->pSegs) {
-      colvecSegTableRelease(pTab->pSegs); /* unmapped: deletable anywhere */
+      colvecSegmentTableRelease(pTab->pSegs); /* unmapped: deletable anywhere */
       vtabDropFiles(pTab);
     }
     vtabFree(pTab);
@@ -1131,7 +1132,7 @@ static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
   vtabTxnState(pTab, 1, COLVEC_TXN_NONE);
   vtabResetTransaction(pTab);
-  if (pTab->pSegs) colvecSegTableChanged(pTab->pSegs);
+  if (pTab->pSegs) colvecSegmentTableChanged(pTab->pSegs);
   return SQLITE_OK;
 }
 
@@ -1195,7 +1196,7 @@ static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
     colvecBatchTruncate(&pTab->pending, 0);
     pTab->nFlushed = 0;
   }
-  if (pTab->pSegs) colvecSegTableChanged(pTab->pSegs);
+  if (pTab->pSegs) colvecSegmentTableChanged(pTab->pSegs);
   return SQLITE_OK;
 }
 

@@ -44,7 +44,7 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
   src.pBatch = pBatch;
   src.iFirst = iFirst;
   src.pSeg = NULL;
-  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
   if (rc == SQLITE_OK) {
     int64_t nDefer = pTab->pConfig->nDeferRows;
     int bDefer =
@@ -175,9 +175,9 @@ static int writeRowExists(ColvecVtab *pTab, sqlite3_int64 iRowid,
   if (colvecBatchFind(&pTab->pending, iRowid) >= pTab->nFlushed) return 1;
   rc = colvecStorageDeltaHas(pTab->pStorage, iRowid);
   if (rc != 0) return rc;
-  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return -rc;
-  return colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow);
+  return colvecSegmentLocate(pTab->pSegs, iRowid, &iSeg, &iRow);
 }
 
 /*
@@ -188,7 +188,7 @@ static int writeRowExists(ColvecVtab *pTab, sqlite3_int64 iRowid,
 static int writeTombstone(ColvecVtab *pTab, const ColvecSegHandle *h,
                           sqlite3_int64 iRowid, char **pzErr) {
   int rc = colvecStorageTombAdd(pTab->pStorage, h->iSegid, iRowid, pzErr);
-  colvecSegTableChanged(pTab->pSegs);
+  colvecSegmentTableChanged(pTab->pSegs);
   return rc;
 }
 
@@ -203,8 +203,9 @@ int colvecWriteDelete(ColvecVtab *pTab, sqlite3_int64 iRowid, char **pzErr) {
   /* the largest row going: the next automatic rowid is computed again */
   if (pTab->bNoRow || iRowid >= pTab->iMaxRowid) pTab->bMaxKnown = 0;
   if (bDelta) return colvecStorageDelete(pTab->pStorage, iRowid);
-  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
-  if (rc == SQLITE_OK && colvecSegLocate(pTab->pSegs, iRowid, &iSeg, &iRow)) {
+  rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
+  if (rc == SQLITE_OK &&
+      colvecSegmentLocate(pTab->pSegs, iRowid, &iSeg, &iRow)) {
     rc = writeTombstone(pTab, pTab->pSegs->apSeg[iSeg], iRowid, pzErr);
   }
   return rc;
@@ -232,7 +233,7 @@ static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
   bAny = pTab->pending.nRow > pTab->nFlushed;
   iMax = colvecBatchMaxRowid(&pTab->pending, pTab->nFlushed);
   rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, &iDelta);
-  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  if (rc == SQLITE_OK) rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
   if (nDelta > 0) {
     bAny = 1;
@@ -244,7 +245,7 @@ static int writeMaxRowid(ColvecVtab *pTab, char **pzErr) {
     /* the largest rowid of the segment that is not tombstoned, where it
     ** can matter */
     while (j >= 0 && (!bAny || h->aRowid[j] > iMax) &&
-           colvecSegIsDead(h, h->aRowid[j])) {
+           colvecSegmentIsDead(h, h->aRowid[j])) {
       j--;
     }
     if (j >= 0 && (!bAny || h->aRowid[j] > iMax)) {
@@ -319,12 +320,12 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
   if (rc != SQLITE_OK) return rc;
   bDelta = colvecStorageDeltaHas(pTab->pStorage, iOld);
   if (bDelta < 0) return -bDelta;
-  rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+  rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
   if (rc != SQLITE_OK) return rc;
   if (!bDelta) {
     /* the row lives in a segment: move it into the delta first */
     WriteRow ctx;
-    if (!colvecSegLocate(pTab->pSegs, iOld, &iSeg, &iRow)) return SQLITE_OK;
+    if (!colvecSegmentLocate(pTab->pSegs, iOld, &iSeg, &iRow)) return SQLITE_OK;
     memset(&ctx, 0, sizeof(ctx));
     ctx.pConfig = pTab->pConfig;
     ctx.src.pSeg = pTab->pSegs->apSeg[iSeg];
@@ -332,10 +333,10 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
     ctx.pzErr = pzErr;
     rc = colvecStorageInsertWith(pTab->pStorage, iOld, writeBindRow, &ctx);
     if (rc == SQLITE_OK) rc = writeTombstone(pTab, ctx.src.pSeg, iOld, pzErr);
-    if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pTab->pSegs, pzErr);
+    if (rc == SQLITE_OK) rc = colvecSegmentTableRefresh(pTab->pSegs, pzErr);
   }
   if (rc == SQLITE_OK && iNew != iOld &&
-      colvecSegLocate(pTab->pSegs, iNew, &iSeg, &iRow)) {
+      colvecSegmentLocate(pTab->pSegs, iNew, &iSeg, &iRow)) {
     /* the new rowid is taken by a segment row */
     if (eConflict == COLVEC_CONFLICT_IGNORE) return SQLITE_OK;
     if (eConflict == COLVEC_CONFLICT_ABORT) return SQLITE_CONSTRAINT;
@@ -360,7 +361,7 @@ static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
                             char **pzErr) {
   const char *zName = pSegs->pConfig->zName;
   const ColvecFileId *pOld = colvecSegFileId(h->pSeg);
-  char *zPath = colvecSegPath(pSegs->zDir, h->iSegid, "");
+  char *zPath = colvecSegmentPath(pSegs->zDir, h->iSegid, "");
   ColvecFile *pFile = NULL;
   ColvecFileId id;
   ColvecErr err;
@@ -487,8 +488,8 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
   }
   /* the manifest afresh: this connection's own writes to the shadow
   ** tables leave PRAGMA data_version alone */
-  colvecSegTableChanged(pSegs);
-  if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
+  colvecSegmentTableChanged(pSegs);
+  if (rc == SQLITE_OK) rc = colvecSegmentTableRefresh(pSegs, pzErr);
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     ColvecErr err;
@@ -497,7 +498,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
     if (bEmbed) {
       /* the stored bytes first: they are what a damaged file is rebuilt
       ** from */
-      rc = colvecSegCheckData(pSegs, h, &tick.hook, pzErr);
+      rc = colvecSegmentCheckData(pSegs, h, &tick.hook, pzErr);
       if (rc != SQLITE_OK) break;
     } else {
       /* what new connections will find, not only what this one maps */
@@ -513,13 +514,13 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
       /* a damaged cache file of good bytes: rebuilt, and the check starts
       ** over on the new set */
       nRepair++;
-      rc = colvecSegRepair(pSegs, h->iSegid, pzErr);
-      if (rc == SQLITE_OK) rc = colvecSegTableRefresh(pSegs, pzErr);
+      rc = colvecSegmentRepair(pSegs, h->iSegid, pzErr);
+      if (rc == SQLITE_OK) rc = colvecSegmentTableRefresh(pSegs, pzErr);
       i = -1;
       continue;
     }
     if (rc != COLVEC_OK) {
-      char *zWhy = colvecSegUserMessage(err.zMsg); /* no internal path */
+      char *zWhy = colvecSegmentUserMessage(err.zMsg); /* no internal path */
       *pzErr = zWhy ? sqlite3_mprintf("colvec: integrity-check: table %s: %s",
                                       pC->zName, zWhy)
                     : NULL;
@@ -530,7 +531,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
     rc = writeCheckRecall(pTab, h, pzNote, pzErr);
     for (j = 0; rc == SQLITE_OK && j < h->nTomb; j++) {
       int64_t v = h->aTomb[j];
-      if (colvecSegSearch(h->aRowid, h->nRow, v) < 0) {
+      if (colvecSegmentSearch(h->aRowid, h->nRow, v) < 0) {
         *pzErr = sqlite3_mprintf(
             "colvec: integrity-check: table %s: tombstone for rowid %lld names "
             "segment %lld, which does not hold it",
@@ -546,12 +547,12 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
         rc = colvecTickError(pzErr);
         break;
       }
-      if (colvecSegIsDead(h, iRowid)) continue;
+      if (colvecSegmentIsDead(h, iRowid)) continue;
       bDelta = colvecStorageDeltaHas(pTab->pStorage, iRowid);
       if (bDelta < 0) {
         rc = -bDelta;
-      } else if (bDelta ||
-                 (colvecSegLocate(pSegs, iRowid, &iSeg, &iRow) && iSeg != i)) {
+      } else if (bDelta || (colvecSegmentLocate(pSegs, iRowid, &iSeg, &iRow) &&
+                            iSeg != i)) {
         *pzErr = sqlite3_mprintf(
             "colvec: integrity-check: table %s: rowid %lld is stored twice",
             pC->zName, (long long)iRowid);
