@@ -1041,7 +1041,7 @@ int colvecIndexHnswMeasureScan(ColvecTick *pTick, const ColvecConfig *pC,
 ** pTick is asked throughout. Returns SQLITE_OK or an error with *pzErr set
 ** (SQLITE_INTERRUPT when interrupted), except a failed write of pW:
 ** COLVEC_IOERR with *pzErr unset, the writer's message and errno telling
-** what happened (colvecSegWriterErrmsg, colvecSegWriterErrno).
+** what happened (colvecSegfileWriterErrmsg, colvecSegfileWriterErrno).
 */
 int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
                      const ColvecConfig *pC, int iCol, const void *aVec,

@@ -123,14 +123,14 @@ static int compactReadChecksum(const ColvecStore *pStore, const char *zPath,
   ColvecErr err;
   int rc;
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(pStore, zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE,
-                     &pSeg, &err);
+  rc = colvecSegfileOpen(pStore, zPath, COLVEC_SEG_FILE, COLVEC_PREFAULT_NONE,
+                         &pSeg, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
   }
-  *pCksum = colvecSegHeaderChecksum(pSeg);
-  colvecSegClose(pSeg);
+  *pCksum = colvecSegfileHeaderChecksum(pSeg);
+  colvecSegfileClose(pSeg);
   return SQLITE_OK;
 }
 
@@ -328,8 +328,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       }
     }
     if (rc == SQLITE_OK) {
-      rc = colvecSegWriterOpen(pSegs->pStore, zTmp, colvecConfigFingerprint(pC),
-                               &pW, &err);
+      rc = colvecSegfileWriterOpen(pSegs->pStore, zTmp,
+                                   colvecConfigFingerprint(pC), &pW, &err);
       if (rc != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
@@ -346,7 +346,7 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     if (pW) {
       if (rc == SQLITE_OK) {
-        rc = colvecSegWriterFinish(pW, (uint64_t)nRow, &err);
+        rc = colvecSegfileWriterFinish(pW, (uint64_t)nRow, &err);
         if (rc != COLVEC_OK) {
           *pzErr = sqlite3_mprintf("%s", err.zMsg);
           if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
@@ -355,10 +355,10 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         }
       } else {
         if (*pzErr == NULL) {
-          *pzErr = sqlite3_mprintf("%s", colvecSegWriterErrmsg(pW));
+          *pzErr = sqlite3_mprintf("%s", colvecSegfileWriterErrmsg(pW));
         }
-        if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegWriterErrno(pW));
-        colvecSegWriterAbort(pW);
+        if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegfileWriterErrno(pW));
+        colvecSegfileWriterAbort(pW);
       }
     }
     if (rc == SQLITE_OK)

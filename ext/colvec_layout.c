@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-/* Rows appended to a section per colvecSegWriterAppend call. */
+/* Rows appended to a section per colvecSegfileWriterAppend call. */
 #define LAYOUT_CHUNK 1024
 
 /*
@@ -60,14 +60,14 @@ int colvecLayoutWriteRowids(ColvecSegWriter *pW, const ColvecRowRef *aRow,
                             int64_t nRow) {
   int64_t aBuf[LAYOUT_CHUNK];
   int64_t i;
-  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_ROWIDS, 0, 8, 0);
+  int rc = colvecSegfileWriterBegin(pW, COLVEC_SEG_ROWIDS, 0, 8, 0);
   for (i = 0; rc == COLVEC_OK && i < nRow; i += LAYOUT_CHUNK) {
     int64_t j, n = nRow - i < LAYOUT_CHUNK ? nRow - i : LAYOUT_CHUNK;
     for (j = 0; j < n; j++)
       aBuf[j] = aRow[i + j].iRowid;
-    rc = colvecSegWriterAppend(pW, aBuf, n * 8);
+    rc = colvecSegfileWriterAppend(pW, aBuf, n * 8);
   }
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
   return rc;
 }
 
@@ -101,7 +101,8 @@ int colvecLayoutWriteAttr(const ColvecConfig *pC, ColvecSegWriter *pW,
   if (rc != SQLITE_OK) return rc;
   if (nNull > 0) {
     uint8_t aBits[LAYOUT_CHUNK / 8];
-    rc = colvecSegWriterBegin(pW, COLVEC_SEG_NULLBITMAP, (uint32_t)iCol, 0, 0);
+    rc = colvecSegfileWriterBegin(pW, COLVEC_SEG_NULLBITMAP, (uint32_t)iCol, 0,
+                                  0);
     for (i = 0; rc == COLVEC_OK && i < nRow; i += LAYOUT_CHUNK) {
       int64_t j, n = nRow - i < LAYOUT_CHUNK ? nRow - i : LAYOUT_CHUNK;
       memset(aBits, 0, sizeof(aBits));
@@ -111,15 +112,16 @@ int colvecLayoutWriteAttr(const ColvecConfig *pC, ColvecSegWriter *pW,
           aBits[j >> 3] |= (uint8_t)(1 << (j & 7));
         }
       }
-      if (rc == SQLITE_OK) rc = colvecSegWriterAppend(pW, aBits, (n + 7) / 8);
+      if (rc == SQLITE_OK)
+        rc = colvecSegfileWriterAppend(pW, aBits, (n + 7) / 8);
     }
-    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+    if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
     if (rc != SQLITE_OK) return rc;
   }
   if (bFixed) {
     int bReal = pCol->eAttr == COLVEC_ATTR_REAL;
-    rc = colvecSegWriterBegin(pW, COLVEC_SEG_ATTR_FIXED, (uint32_t)iCol, 8,
-                              bReal ? COLVEC_SEGF_REAL : 0);
+    rc = colvecSegfileWriterBegin(pW, COLVEC_SEG_ATTR_FIXED, (uint32_t)iCol, 8,
+                                  bReal ? COLVEC_SEGF_REAL : 0);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
       rc = layoutTick(pTick, i, pzErr);
       if (rc == SQLITE_OK)
@@ -129,19 +131,20 @@ int colvecLayoutWriteAttr(const ColvecConfig *pC, ColvecSegWriter *pW,
           v.i = 0;
           v.r = 0.0;
         }
-        rc = colvecSegWriterAppend(
+        rc = colvecSegfileWriterAppend(
             pW, bReal ? (const void *)&v.r : (const void *)&v.i, 8);
       }
     }
-    return rc == COLVEC_OK ? colvecSegWriterEnd(pW) : rc;
+    return rc == COLVEC_OK ? colvecSegfileWriterEnd(pW) : rc;
   }
   /* pass 1: offsets, pass 2: bytes */
   for (pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
     int64_t iOff = 0;
-    rc = colvecSegWriterBegin(
+    rc = colvecSegfileWriterBegin(
         pW, pass == 1 ? COLVEC_SEG_ATTR_VAROFFSETS : COLVEC_SEG_ATTR_VARBYTES,
         (uint32_t)iCol, pass == 1 ? 8 : 0, 0);
-    if (pass == 1 && rc == COLVEC_OK) rc = colvecSegWriterAppend(pW, &iOff, 8);
+    if (pass == 1 && rc == COLVEC_OK)
+      rc = colvecSegfileWriterAppend(pW, &iOff, 8);
     for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
       rc = layoutTick(pTick, i, pzErr);
       if (rc == SQLITE_OK)
@@ -150,12 +153,12 @@ int colvecLayoutWriteAttr(const ColvecConfig *pC, ColvecSegWriter *pW,
       if (v.eType == COLVEC_TYPE_NULL) v.n = 0;
       if (pass == 1) {
         iOff += v.n;
-        rc = colvecSegWriterAppend(pW, &iOff, 8);
+        rc = colvecSegfileWriterAppend(pW, &iOff, 8);
       } else if (v.n > 0) {
-        rc = colvecSegWriterAppend(pW, v.z, v.n);
+        rc = colvecSegfileWriterAppend(pW, v.z, v.n);
       }
     }
-    if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+    if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
   }
   return rc;
 }
@@ -167,8 +170,8 @@ int colvecLayoutWriteVectors(const ColvecConfig *pC, ColvecSegWriter *pW,
                              void *pBuf, uint8_t *aAll, char **pzErr) {
   const ColvecColumn *pCol = &pC->aCol[iCol];
   int64_t i;
-  int rc = colvecSegWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
-                                (uint32_t)pCol->nByte, 0);
+  int rc = colvecSegfileWriterBegin(pW, COLVEC_SEG_VECTORS, (uint32_t)iCol,
+                                    (uint32_t)pCol->nByte, 0);
   for (i = 0; rc == COLVEC_OK && i < nRow; i++) {
     ColvecScalar v;
     rc = layoutTick(pTick, i, pzErr);
@@ -176,9 +179,9 @@ int colvecLayoutWriteVectors(const ColvecConfig *pC, ColvecSegWriter *pW,
       rc = layoutRowCell(pC, aSrc, &aRow[i], iCol, pBuf, &v, pzErr);
     if (rc != SQLITE_OK) break;
     if (aAll) memcpy(aAll + i * pCol->nByte, v.z, (size_t)pCol->nByte);
-    rc = colvecSegWriterAppend(pW, v.z, pCol->nByte);
+    rc = colvecSegfileWriterAppend(pW, v.z, pCol->nByte);
   }
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
   return rc;
 }
 
@@ -191,9 +194,10 @@ int colvecLayoutWritePart(ColvecSegWriter *pW, int iCol, int ePart, int nStride,
       ePart == COLVEC_LAYOUT_CODES ? (uint32_t)nStride
       : ePart == COLVEC_LAYOUT_GRAPH || ePart == COLVEC_LAYOUT_EXACT ? 4
                                                                      : 0;
-  int rc = colvecSegWriterBegin(pW, aPartKind[ePart], (uint32_t)iCol, nElem, 0);
-  if (rc == COLVEC_OK && n > 0) rc = colvecSegWriterAppend(pW, a, n);
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  int rc =
+      colvecSegfileWriterBegin(pW, aPartKind[ePart], (uint32_t)iCol, nElem, 0);
+  if (rc == COLVEC_OK && n > 0) rc = colvecSegfileWriterAppend(pW, a, n);
+  if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
   return rc;
 }
 
@@ -221,14 +225,14 @@ static const void *layoutBytes(ColvecSegHandle *h, const ColvecSegSection *pSec,
   *pnByte = 0;
   if (pSec == NULL) return NULL;
   *pnByte = pSec->nByte;
-  a = colvecSegData(h->pSeg, pSec);
+  a = colvecSegfileData(h->pSeg, pSec);
   if (a) return a;
   *ppOwned = sqlite3_malloc64((sqlite3_uint64)pSec->nByte + 8);
   if (*ppOwned == NULL) {
     *pRc = SQLITE_NOMEM;
     return NULL;
   }
-  rc = colvecSegRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err);
+  rc = colvecSegfileRead(h->pSeg, pSec, 0, *ppOwned, pSec->nByte, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     *pRc = colvecReadRc(rc, err.iErrno);
@@ -240,7 +244,8 @@ static const void *layoutBytes(ColvecSegHandle *h, const ColvecSegSection *pSec,
 /* Resolves a segment's sections; see colvecInt.h. */
 int colvecLayoutOpen(const ColvecConfig *pC, ColvecSegHandle *h,
                      const char *zPath, char **pzErr) {
-  const ColvecSegSection *pSec = colvecSegFind(h->pSeg, COLVEC_SEG_ROWIDS, 0);
+  const ColvecSegSection *pSec =
+      colvecSegfileFind(h->pSeg, COLVEC_SEG_ROWIDS, 0);
   int i, k;
   h->aCol =
       sqlite3_malloc64(sizeof(ColvecLayoutCol) * (sqlite3_uint64)pC->nCol);
@@ -264,23 +269,23 @@ int colvecLayoutOpen(const ColvecConfig *pC, ColvecSegHandle *h,
     ColvecLayoutCol *pL = &h->aCol[i];
     uint32_t iCol = (uint32_t)i;
     if (pCol->bVector) {
-      pSec = colvecSegFind(h->pSeg, COLVEC_SEG_VECTORS, iCol);
+      pSec = colvecSegfileFind(h->pSeg, COLVEC_SEG_VECTORS, iCol);
       if (pSec && pSec->nByte == h->nRow * pCol->nByte) {
         pL->pMain = pSec;
-        pL->aVec = (const uint8_t *)colvecSegData(h->pSeg, pSec);
+        pL->aVec = (const uint8_t *)colvecSegfileData(h->pSeg, pSec);
       }
       for (k = 0; k < COLVEC_LAYOUT_NPART; k++) {
-        pL->apPart[k] = colvecSegFind(h->pSeg, aPartKind[k], iCol);
+        pL->apPart[k] = colvecSegfileFind(h->pSeg, aPartKind[k], iCol);
       }
     } else {
       int bVar =
           pCol->eAttr == COLVEC_ATTR_TEXT || pCol->eAttr == COLVEC_ATTR_BLOB;
-      pL->pMain = colvecSegFind(
+      pL->pMain = colvecSegfileFind(
           h->pSeg, bVar ? COLVEC_SEG_ATTR_VAROFFSETS : COLVEC_SEG_ATTR_FIXED,
           iCol);
       if (bVar)
-        pL->pBytes = colvecSegFind(h->pSeg, COLVEC_SEG_ATTR_VARBYTES, iCol);
-      pL->pNull = colvecSegFind(h->pSeg, COLVEC_SEG_NULLBITMAP, iCol);
+        pL->pBytes = colvecSegfileFind(h->pSeg, COLVEC_SEG_ATTR_VARBYTES, iCol);
+      pL->pNull = colvecSegfileFind(h->pSeg, COLVEC_SEG_NULLBITMAP, iCol);
     }
   }
   return SQLITE_OK;
@@ -406,8 +411,8 @@ const void *colvecLayoutVector(ColvecSegHandle *h, const ColvecColumn *pCol,
   }
   err.zMsg[0] = 0;
   err.iErrno = 0;
-  rc = colvecSegRead(h->pSeg, pL->pMain, iRow * pCol->nByte, pBuf, pCol->nByte,
-                     &err);
+  rc = colvecSegfileRead(h->pSeg, pL->pMain, iRow * pCol->nByte, pBuf,
+                         pCol->nByte, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
     *pRc = colvecReadRc(rc, err.iErrno);

@@ -198,7 +198,7 @@ uint64_t colvecHashFinal(const ColvecHash *pHash) {
 }
 
 /* Returns the checksum of the n bytes at p in one call. */
-uint64_t colvecSegHash(const void *p, int64_t n) {
+uint64_t colvecSegfileHash(const void *p, int64_t n) {
   ColvecHash h;
   colvecHashInit(&h);
   colvecHashUpdate(&h, p, n);
@@ -210,7 +210,7 @@ uint64_t colvecSegHash(const void *p, int64_t n) {
 */
 
 /* Returns the name of section kind eKind ("UNKNOWN" for others). */
-const char *colvecSegKindName(uint32_t eKind) {
+const char *colvecSegfileKindName(uint32_t eKind) {
   switch (eKind) {
   case COLVEC_SEG_ROWIDS:
     return "ROWIDS";
@@ -254,7 +254,7 @@ static int segCheckSection(const ColvecSegSection *aSec, int iSec,
                            uint64_t nRow, int64_t iFirst, int64_t iTable,
                            char *zWhy, size_t nWhy) {
   const ColvecSegSection *p = &aSec[iSec];
-  const char *zKind = colvecSegKindName(p->eKind);
+  const char *zKind = colvecSegfileKindName(p->eKind);
   int64_t nWant = -1; /* required length, -1 = any */
   int64_t iMin = iFirst;
   int i;
@@ -357,7 +357,7 @@ static void segEncodeEntry(uint8_t *a, const ColvecSegSection *p) {
 ** Writer.
 */
 
-/* A segment being written (see colvecSegWriterOpen). */
+/* A segment being written (see colvecSegfileWriterOpen). */
 struct ColvecSegWriter {
   const ColvecStore *pStore; /* where the file is written */
   ColvecFile *pFile;         /* the .tmp file, NULL once closed */
@@ -458,12 +458,13 @@ static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
 *end in ".tmp", to
 ** write a segment that finish renames to zTmpPath without ".tmp".
 ** fingerprint goes into the header unchanged. On success *ppWriter must be
-** passed to colvecSegWriterFinish() or colvecSegWriterAbort(), which free
+** passed to colvecSegfileWriterFinish() or colvecSegfileWriterAbort(), which
+*free
 ** it. On error *ppWriter is NULL, pErr says why and no file is left.
 */
-int colvecSegWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
-                        uint64_t fingerprint, ColvecSegWriter **ppWriter,
-                        ColvecErr *pErr) {
+int colvecSegfileWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
+                            uint64_t fingerprint, ColvecSegWriter **ppWriter,
+                            ColvecErr *pErr) {
   size_t n = strlen(zTmpPath);
   int rc = COLVEC_OK;
   ColvecSegWriter *p;
@@ -511,8 +512,9 @@ int colvecSegWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
 ** Returns the writer's sticky result code; COLVEC_ERROR when a section is
 ** already open or there are too many sections.
 */
-int colvecSegWriterBegin(ColvecSegWriter *p, uint32_t eKind, uint32_t iColumn,
-                         uint32_t nElemSize, uint32_t flags) {
+int colvecSegfileWriterBegin(ColvecSegWriter *p, uint32_t eKind,
+                             uint32_t iColumn, uint32_t nElemSize,
+                             uint32_t flags) {
   ColvecSegSection *pSec;
   if (p->rc != COLVEC_OK) return p->rc;
   if (p->bInSection) {
@@ -552,7 +554,8 @@ int colvecSegWriterBegin(ColvecSegWriter *p, uint32_t eKind, uint32_t iColumn,
 ** sizes). The bytes are copied, so pData may be reused at once. Returns the
 ** sticky result code; COLVEC_ERROR when no section is open.
 */
-int colvecSegWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n) {
+int colvecSegfileWriterAppend(ColvecSegWriter *p, const void *pData,
+                              int64_t n) {
   if (p->rc != COLVEC_OK) return p->rc;
   if (!p->bInSection) {
     segWriterError(p, COLVEC_ERROR, "bytes appended outside a section");
@@ -572,7 +575,7 @@ int colvecSegWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n) {
 ** file with zeros to the next 64-byte boundary. Returns the sticky result
 ** code; COLVEC_ERROR when no section is open.
 */
-int colvecSegWriterEnd(ColvecSegWriter *p) {
+int colvecSegfileWriterEnd(ColvecSegWriter *p) {
   ColvecSegSection *pSec;
   if (p->rc != COLVEC_OK) return p->rc;
   if (!p->bInSection) {
@@ -598,7 +601,8 @@ int colvecSegWriterEnd(ColvecSegWriter *p) {
 ** the code is returned; nothing is left under the final name unless it
 ** was there before.
 */
-int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr) {
+int colvecSegfileWriterFinish(ColvecSegWriter *p, uint64_t nRow,
+                              ColvecErr *pErr) {
   uint8_t aHdr[COLVEC_SEG_HEADER_SIZE];
   uint8_t *aTable = NULL;
   int64_t iTable = 0, nTable = 0;
@@ -673,27 +677,29 @@ int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr) {
 }
 
 /* Abandons the segment: closes and removes the .tmp file, frees p. */
-void colvecSegWriterAbort(ColvecSegWriter *p) {
+void colvecSegfileWriterAbort(ColvecSegWriter *p) {
   if (p) segWriterFree(p, 1);
 }
 
 /* Returns the message of p's sticky error ("" when there is none). */
-const char *colvecSegWriterErrmsg(ColvecSegWriter *p) { return p->err.zMsg; }
+const char *colvecSegfileWriterErrmsg(ColvecSegWriter *p) {
+  return p->err.zMsg;
+}
 
 /* Returns the errno of p's sticky error (0 when none, or not from the OS). */
-int colvecSegWriterErrno(ColvecSegWriter *p) { return p->err.iErrno; }
+int colvecSegfileWriterErrno(ColvecSegWriter *p) { return p->err.iErrno; }
 
 /*************************************************************************
 ** Reader.
 */
 
 /*
-** Segments that colvecSegOpen was asked to map but read with pread, because
-** the mapping did not fit in the address space (see colvecSegAccess).
+** Segments that colvecSegfileOpen was asked to map but read with pread, because
+** the mapping did not fit in the address space (see colvecSegfileAccess).
 */
 static int segMapFallbacks = 0;
 
-/* An open segment (see colvecSegOpen). */
+/* An open segment (see colvecSegfileOpen). */
 struct ColvecSeg {
   const ColvecStore *pStore; /* where the file lives */
   char *zPath;               /* path, for messages (owned) */
@@ -881,13 +887,13 @@ out:
 ** (COLVEC_SEG_MMAP: the file is mapped with prefault policy ePrefault and
 ** its descriptor closed; COLVEC_SEG_FILE: kept open for pread, ePrefault
 ** ignored). Checks magic, header checksum, version, sizes and the section
-** table (not the section checksums: see colvecSegVerify). On success
-** *ppSeg is released with colvecSegClose(). On error *ppSeg is NULL and
+** table (not the section checksums: see colvecSegfileVerify). On success
+** *ppSeg is released with colvecSegfileClose(). On error *ppSeg is NULL and
 ** pErr names the file: COLVEC_CORRUPT, COLVEC_ERROR (format version
 ** unknown), COLVEC_IOERR, COLVEC_NOMEM or COLVEC_RANGE (bad eAccess).
 */
-int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
-                  int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr) {
+int colvecSegfileOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
+                      int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr) {
   ColvecSeg *p;
   int rc = COLVEC_OK;
   int64_t nFile = 0;
@@ -935,7 +941,7 @@ int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
     }
   }
   if (rc != COLVEC_OK) {
-    colvecSegClose(p);
+    colvecSegfileClose(p);
     return rc;
   }
   *ppSeg = p;
@@ -943,15 +949,15 @@ int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
 }
 
 /* The access mode pSeg was opened in (see colvec_segfile.h). */
-int colvecSegAccess(const ColvecSeg *pSeg) { return pSeg->eAccess; }
+int colvecSegfileAccess(const ColvecSeg *pSeg) { return pSeg->eAccess; }
 
 /* Segments opened with pread because mapping them was refused (ENOMEM). */
-int colvecSegMapFallbacks(void) {
+int colvecSegfileMapFallbacks(void) {
   return COLVEC_ATOMIC_GET_INT(&segMapFallbacks);
 }
 
 /* Closes pSeg (NULL is a no-op): unmaps, closes the file, frees. */
-void colvecSegClose(ColvecSeg *pSeg) {
+void colvecSegfileClose(ColvecSeg *pSeg) {
   if (pSeg == NULL) return;
   pSeg->pStore->xMapClose(pSeg->pMap);
   pSeg->pStore->xClose(pSeg->pFile, NULL);
@@ -961,40 +967,44 @@ void colvecSegClose(ColvecSeg *pSeg) {
 }
 
 /* Returns the number of rows N of the segment. */
-uint64_t colvecSegRowCount(const ColvecSeg *pSeg) { return pSeg->nRow; }
+uint64_t colvecSegfileRowCount(const ColvecSeg *pSeg) { return pSeg->nRow; }
 
 /* Returns the schema fingerprint the writer was given. */
-uint64_t colvecSegFingerprint(const ColvecSeg *pSeg) {
+uint64_t colvecSegfileFingerprint(const ColvecSeg *pSeg) {
   return pSeg->fingerprint;
 }
 
 /* Returns the format version from the header (COLVEC_SEG_VERSION). */
-uint32_t colvecSegVersion(const ColvecSeg *pSeg) { return pSeg->iVersion; }
+uint32_t colvecSegfileVersion(const ColvecSeg *pSeg) { return pSeg->iVersion; }
 
 /* Returns the file size in bytes (checked equal to the header's). */
-int64_t colvecSegFileSize(const ColvecSeg *pSeg) { return pSeg->nFile; }
+int64_t colvecSegfileFileSize(const ColvecSeg *pSeg) { return pSeg->nFile; }
 
 /* Returns the checksum of the header and section table. */
 /* The identity of the file of pSeg when it was opened; see the header. */
-const ColvecFileId *colvecSegFileId(const ColvecSeg *pSeg) { return &pSeg->id; }
+const ColvecFileId *colvecSegfileFileId(const ColvecSeg *pSeg) {
+  return &pSeg->id;
+}
 
-uint64_t colvecSegHeaderChecksum(const ColvecSeg *pSeg) { return pSeg->cksum; }
+uint64_t colvecSegfileHeaderChecksum(const ColvecSeg *pSeg) {
+  return pSeg->cksum;
+}
 
 /* Returns the file offset of the section table. */
-int64_t colvecSegTableOffset(const ColvecSeg *pSeg) { return pSeg->iTable; }
+int64_t colvecSegfileTableOffset(const ColvecSeg *pSeg) { return pSeg->iTable; }
 
 /* Returns the number of sections. */
-int colvecSegSectionCount(const ColvecSeg *pSeg) { return pSeg->nSec; }
+int colvecSegfileSectionCount(const ColvecSeg *pSeg) { return pSeg->nSec; }
 
 /* Returns section i (in file order), or NULL when i is out of range. */
-const ColvecSegSection *colvecSegSection(const ColvecSeg *pSeg, int i) {
+const ColvecSegSection *colvecSegfileSection(const ColvecSeg *pSeg, int i) {
   if (i < 0 || i >= pSeg->nSec) return NULL;
   return &pSeg->aSec[i];
 }
 
 /* Returns the section (eKind, iColumn), or NULL when there is none. */
-const ColvecSegSection *colvecSegFind(const ColvecSeg *pSeg, uint32_t eKind,
-                                      uint32_t iColumn) {
+const ColvecSegSection *colvecSegfileFind(const ColvecSeg *pSeg, uint32_t eKind,
+                                          uint32_t iColumn) {
   int i;
   for (i = 0; i < pSeg->nSec; i++) {
     if (pSeg->aSec[i].eKind == eKind && pSeg->aSec[i].iColumn == iColumn) {
@@ -1006,10 +1016,11 @@ const ColvecSegSection *colvecSegFind(const ColvecSeg *pSeg, uint32_t eKind,
 
 /*
 ** In MMAP mode, returns a pointer to the first byte of section pSec in the
-** mapping (64-byte aligned; valid until colvecSegClose). In FILE mode
-** returns NULL: use colvecSegRead.
+** mapping (64-byte aligned; valid until colvecSegfileClose). In FILE mode
+** returns NULL: use colvecSegfileRead.
 */
-const void *colvecSegData(const ColvecSeg *pSeg, const ColvecSegSection *pSec) {
+const void *colvecSegfileData(const ColvecSeg *pSeg,
+                              const ColvecSegSection *pSec) {
   if (pSeg->pMap == NULL || pSeg->pMap->a == NULL) return NULL;
   return pSeg->pMap->a + pSec->iOffset;
 }
@@ -1019,14 +1030,14 @@ const void *colvecSegData(const ColvecSeg *pSeg, const ColvecSegSection *pSec) {
 ** access mode. COLVEC_RANGE (with a message) when [iOff, iOff+n) is not
 ** inside the section; COLVEC_IOERR when a FILE-mode read fails.
 */
-int colvecSegRead(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
-                  void *pBuf, int64_t n, ColvecErr *pErr) {
+int colvecSegfileRead(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                      int64_t iOff, void *pBuf, int64_t n, ColvecErr *pErr) {
   if (iOff < 0 || n < 0 || iOff > pSec->nByte || n > pSec->nByte - iOff) {
     colvecErrSet(pErr, 0,
                  "colvec: read of %lld bytes at %lld outside %s section "
                  "of \"%s\"",
-                 (long long)n, (long long)iOff, colvecSegKindName(pSec->eKind),
-                 pSeg->zPath);
+                 (long long)n, (long long)iOff,
+                 colvecSegfileKindName(pSec->eKind), pSeg->zPath);
     return COLVEC_RANGE;
   }
   if (n == 0) return COLVEC_OK;
@@ -1042,49 +1053,49 @@ int colvecSegRead(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
 ** pBuf. COLVEC_RANGE when the section has no element size or iElem is out
 ** of range.
 */
-int colvecSegReadElem(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                      int64_t iElem, void *pBuf, ColvecErr *pErr) {
+int colvecSegfileReadElem(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                          int64_t iElem, void *pBuf, ColvecErr *pErr) {
   int64_t nElem;
   if (pSec->nElemSize == 0) {
     colvecErrSet(pErr, 0, "colvec: %s section has no element size",
-                 colvecSegKindName(pSec->eKind));
+                 colvecSegfileKindName(pSec->eKind));
     return COLVEC_RANGE;
   }
   nElem = pSec->nByte / pSec->nElemSize;
   if (iElem < 0 || iElem >= nElem) {
     colvecErrSet(pErr, 0, "colvec: element %lld outside %s section (%lld)",
-                 (long long)iElem, colvecSegKindName(pSec->eKind),
+                 (long long)iElem, colvecSegfileKindName(pSec->eKind),
                  (long long)nElem);
     return COLVEC_RANGE;
   }
-  return colvecSegRead(pSeg, pSec, iElem * pSec->nElemSize, pBuf,
-                       pSec->nElemSize, pErr);
+  return colvecSegfileRead(pSeg, pSec, iElem * pSec->nElemSize, pBuf,
+                           pSec->nElemSize, pErr);
 }
 
 /*
 ** Reads element iElem of an 8-byte section (ROWIDS, ATTR_FIXED,
 ** ATTR_VAROFFSETS) as a little-endian int64 into *pVal.
 */
-int colvecSegReadInt64(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                       int64_t iElem, int64_t *pVal, ColvecErr *pErr) {
+int colvecSegfileReadInt64(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                           int64_t iElem, int64_t *pVal, ColvecErr *pErr) {
   uint8_t a[8];
   int rc;
   *pVal = 0;
   if (pSec->nElemSize != 8) {
     colvecErrSet(pErr, 0, "colvec: %s section is not 8 bytes wide",
-                 colvecSegKindName(pSec->eKind));
+                 colvecSegfileKindName(pSec->eKind));
     return COLVEC_RANGE;
   }
-  rc = colvecSegReadElem(pSeg, pSec, iElem, a, pErr);
+  rc = colvecSegfileReadElem(pSeg, pSec, iElem, a, pErr);
   if (rc == COLVEC_OK) *pVal = (int64_t)segGet64(a);
   return rc;
 }
 
 /* Reads element iElem of an 8-byte section as a little-endian double. */
-int colvecSegReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                        int64_t iElem, double *pVal, ColvecErr *pErr) {
+int colvecSegfileReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                            int64_t iElem, double *pVal, ColvecErr *pErr) {
   int64_t v;
-  int rc = colvecSegReadInt64(pSeg, pSec, iElem, &v, pErr);
+  int rc = colvecSegfileReadInt64(pSeg, pSec, iElem, &v, pErr);
   memcpy(pVal, &v, sizeof(*pVal));
   return rc;
 }
@@ -1094,8 +1105,8 @@ int colvecSegReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
 ** section pSec (clipped to it). A no-op returning COLVEC_OK in FILE mode.
 ** Never allocates; meant for per-candidate WILLNEED while rescoring.
 */
-int colvecSegAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
-                    int64_t n, int eAdvice) {
+int colvecSegfileAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                        int64_t iOff, int64_t n, int eAdvice) {
   if (pSeg->pMap == NULL || iOff < 0 || iOff >= pSec->nByte) return COLVEC_OK;
   if (n > pSec->nByte - iOff) n = pSec->nByte - iOff;
   return pSeg->pStore->xMapAdvise(pSeg->pMap, pSec->iOffset + iOff, n, eAdvice,
@@ -1108,9 +1119,9 @@ int colvecSegAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
 ** either access mode. FILE mode reads into one buffer allocated here. A
 ** non-zero return from xChunk stops the scan and is returned.
 */
-int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                  int (*xChunk)(void *pCtx, const uint8_t *a, int64_t n),
-                  void *pCtx, ColvecErr *pErr) {
+int colvecSegfileScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                      int (*xChunk)(void *pCtx, const uint8_t *a, int64_t n),
+                      void *pCtx, ColvecErr *pErr) {
   uint8_t *aBuf = NULL;
   int64_t iOff = 0;
   int rc = COLVEC_OK;
@@ -1138,7 +1149,7 @@ int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
   return rc;
 }
 
-/* State of the content checks of colvecSegVerify for one section. */
+/* State of the content checks of colvecSegfileVerify for one section. */
 typedef struct SegCheck SegCheck;
 struct SegCheck {
   ColvecHash hash;  /* checksum of the bytes seen so far */
@@ -1154,7 +1165,7 @@ struct SegCheck {
 };
 
 /*
-** colvecSegScan callback of colvecSegVerify: hashes and checks order.
+** colvecSegfileScan callback of colvecSegfileVerify: hashes and checks order.
 ** Returns COLVEC_INTERRUPT (stopping the scan) when the hook says stop.
 */
 static int segCheckChunk(void *pCtx, const uint8_t *a, int64_t n) {
@@ -1185,17 +1196,17 @@ static int segCheckChunk(void *pCtx, const uint8_t *a, int64_t n) {
 ** COLVEC_CORRUPT with a message naming the file and section, or an I/O or
 ** memory error.
 */
-int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr) {
-  return colvecSegVerifyWith(pSeg, NULL, pErr);
+int colvecSegfileVerify(ColvecSeg *pSeg, ColvecErr *pErr) {
+  return colvecSegfileVerifyWith(pSeg, NULL, pErr);
 }
 
-/* colvecSegVerify with an interrupt hook; see colvec_segfile.h. */
-int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
-                        ColvecErr *pErr) {
+/* colvecSegfileVerify with an interrupt hook; see colvec_segfile.h. */
+int colvecSegfileVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
+                            ColvecErr *pErr) {
   int i, rc = COLVEC_OK;
   for (i = 0; i < pSeg->nSec && rc == COLVEC_OK; i++) {
     const ColvecSegSection *pSec = &pSeg->aSec[i];
-    const char *zKind = colvecSegKindName(pSec->eKind);
+    const char *zKind = colvecSegfileKindName(pSec->eKind);
     SegCheck chk;
     memset(&chk, 0, sizeof(chk));
     colvecHashInit(&chk.hash);
@@ -1204,7 +1215,7 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
     chk.bOrdered = pSec->eKind == COLVEC_SEG_ROWIDS ||
                    pSec->eKind == COLVEC_SEG_ATTR_VAROFFSETS;
     chk.bStrict = pSec->eKind == COLVEC_SEG_ROWIDS;
-    rc = colvecSegScan(pSeg, pSec, segCheckChunk, &chk, pErr);
+    rc = colvecSegfileScan(pSeg, pSec, segCheckChunk, &chk, pErr);
     if (rc != COLVEC_OK) break;
     if (colvecHashFinal(&chk.hash) != pSec->cksum) {
       rc = segCorrupt(pErr, pSeg->zPath,
@@ -1216,7 +1227,7 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
                       i, zKind, pSec->iColumn, (long long)chk.iBadElem);
     } else if (pSec->eKind == COLVEC_SEG_ATTR_VAROFFSETS) {
       const ColvecSegSection *pBytes =
-          colvecSegFind(pSeg, COLVEC_SEG_ATTR_VARBYTES, pSec->iColumn);
+          colvecSegfileFind(pSeg, COLVEC_SEG_ATTR_VARBYTES, pSec->iColumn);
       if (pBytes == NULL) {
         rc = segCorrupt(pErr, pSeg->zPath,
                         "column %u has offsets but no ATTR_VARBYTES section",
@@ -1237,7 +1248,7 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
 ** Copy (online backup).
 */
 
-/* Bytes colvecSegCopyTo moves per read and write. */
+/* Bytes colvecSegfileCopyTo moves per read and write. */
 #define SEG_COPY_CHUNK (1024 * 1024)
 
 /*
@@ -1249,9 +1260,9 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
 ** megabyte. Returns COLVEC_OK, or an error with pErr set and nothing left
 ** at either name.
 */
-int colvecSegCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
-                    const char *zTmpPath, const ColvecInterrupt *pInt,
-                    ColvecErr *pErr) {
+int colvecSegfileCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
+                        const char *zTmpPath, const ColvecInterrupt *pInt,
+                        ColvecErr *pErr) {
   size_t n = strlen(zTmpPath);
   ColvecFile *pOut = NULL;
   uint8_t *aBuf = NULL;

@@ -24,7 +24,7 @@
 **   32  u64   row count N
 **   40  u64   offset of the section table (64-aligned)
 **   48  u64   file size in bytes
-**   56  u64   checksum: colvecSegHash over the header with this field
+**   56  u64   checksum: colvecSegfileHash over the header with this field
 **             zeroed, then over bytes [tableOffset, fileSize)
 **   64  ...   reserved, zero
 **
@@ -36,7 +36,7 @@
 **   16  u64   offset (64-aligned, >= header size, after the previous
 **             section's end)
 **   24  u64   length in bytes, padding excluded
-**   32  u64   checksum: colvecSegHash of the section's bytes
+**   32  u64   checksum: colvecSegfileHash of the section's bytes
 **   40  ...   reserved, zero
 **
 ** Rules checked on open (and enforced by the writer) for known kinds, with
@@ -62,7 +62,7 @@
 ** A (kind, column) pair appears at most once.
 **
 ** Checksums of the header and table are verified on every open; section
-** checksums only by colvecSegVerify() (integrity-check, and the first open
+** checksums only by colvecSegfileVerify() (integrity-check, and the first open
 ** in a process of an embedded table's cache file), so opening a multi-GB
 ** segment costs a few reads, not a pass over the file.
 **
@@ -108,7 +108,7 @@ typedef struct ColvecSegWriter ColvecSegWriter;
 #define COLVEC_SEGF_REAL 0x0001  /* ATTR_FIXED holds doubles, not int64 */
 #define COLVEC_SEGF_KNOWN 0x0001 /* every flag this version defines */
 
-/* Access modes of colvecSegOpen(). */
+/* Access modes of colvecSegfileOpen(). */
 #define COLVEC_SEG_MMAP 0 /* map the file; stable pointers into it */
 #define COLVEC_SEG_FILE 1 /* pread into caller buffers */
 
@@ -131,7 +131,7 @@ struct ColvecSegSection {
   uint32_t flags;     /* COLVEC_SEGF_* */
   int64_t iOffset;    /* file offset of the first byte */
   int64_t nByte;      /* length in bytes, padding excluded */
-  uint64_t cksum;     /* colvecSegHash of the bytes */
+  uint64_t cksum;     /* colvecSegfileHash of the bytes */
 };
 
 /*************************************************************************
@@ -140,74 +140,77 @@ struct ColvecSegSection {
 void colvecHashInit(ColvecHash *pHash);
 void colvecHashUpdate(ColvecHash *pHash, const void *p, int64_t n);
 uint64_t colvecHashFinal(const ColvecHash *pHash);
-uint64_t colvecSegHash(const void *p, int64_t n);
+uint64_t colvecSegfileHash(const void *p, int64_t n);
 
 /*************************************************************************
 ** Writer.
 */
-int colvecSegWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
-                        uint64_t fingerprint, ColvecSegWriter **ppWriter,
-                        ColvecErr *pErr);
-int colvecSegWriterBegin(ColvecSegWriter *p, uint32_t eKind, uint32_t iColumn,
-                         uint32_t nElemSize, uint32_t flags);
-int colvecSegWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n);
-int colvecSegWriterEnd(ColvecSegWriter *p);
-int colvecSegWriterFinish(ColvecSegWriter *p, uint64_t nRow, ColvecErr *pErr);
-void colvecSegWriterAbort(ColvecSegWriter *p);
-const char *colvecSegWriterErrmsg(ColvecSegWriter *p);
-int colvecSegWriterErrno(ColvecSegWriter *p);
+int colvecSegfileWriterOpen(const ColvecStore *pStore, const char *zTmpPath,
+                            uint64_t fingerprint, ColvecSegWriter **ppWriter,
+                            ColvecErr *pErr);
+int colvecSegfileWriterBegin(ColvecSegWriter *p, uint32_t eKind,
+                             uint32_t iColumn, uint32_t nElemSize,
+                             uint32_t flags);
+int colvecSegfileWriterAppend(ColvecSegWriter *p, const void *pData, int64_t n);
+int colvecSegfileWriterEnd(ColvecSegWriter *p);
+int colvecSegfileWriterFinish(ColvecSegWriter *p, uint64_t nRow,
+                              ColvecErr *pErr);
+void colvecSegfileWriterAbort(ColvecSegWriter *p);
+const char *colvecSegfileWriterErrmsg(ColvecSegWriter *p);
+int colvecSegfileWriterErrno(ColvecSegWriter *p);
 
 /*************************************************************************
 ** Reader.
 */
-int colvecSegOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
-                  int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr);
-void colvecSegClose(ColvecSeg *pSeg);
+int colvecSegfileOpen(const ColvecStore *pStore, const char *zPath, int eAccess,
+                      int ePrefault, ColvecSeg **ppSeg, ColvecErr *pErr);
+void colvecSegfileClose(ColvecSeg *pSeg);
 /*
 ** The access mode a segment was opened in: the one asked for, except that a
 ** segment too large for the address space (mapping refused with ENOMEM,
 ** e.g. a multi-gigabyte file in a 32-bit process) is read with pread
-** (COLVEC_SEG_FILE) instead. colvecSegMapFallbacks() counts those opens in
+** (COLVEC_SEG_FILE) instead. colvecSegfileMapFallbacks() counts those opens in
 ** this process (colvec_debug() shows it).
 */
-int colvecSegAccess(const ColvecSeg *pSeg);
-int colvecSegMapFallbacks(void);
-uint64_t colvecSegRowCount(const ColvecSeg *pSeg);
-uint64_t colvecSegFingerprint(const ColvecSeg *pSeg);
-uint32_t colvecSegVersion(const ColvecSeg *pSeg);
-int64_t colvecSegFileSize(const ColvecSeg *pSeg);
-uint64_t colvecSegHeaderChecksum(const ColvecSeg *pSeg);
+int colvecSegfileAccess(const ColvecSeg *pSeg);
+int colvecSegfileMapFallbacks(void);
+uint64_t colvecSegfileRowCount(const ColvecSeg *pSeg);
+uint64_t colvecSegfileFingerprint(const ColvecSeg *pSeg);
+uint32_t colvecSegfileVersion(const ColvecSeg *pSeg);
+int64_t colvecSegfileFileSize(const ColvecSeg *pSeg);
+uint64_t colvecSegfileHeaderChecksum(const ColvecSeg *pSeg);
 /* The identity (colvecOsFileStat) of the file as it was when opened; not
 ** valid (bValid 0) for a memory file. */
-const ColvecFileId *colvecSegFileId(const ColvecSeg *pSeg);
-int64_t colvecSegTableOffset(const ColvecSeg *pSeg);
-int colvecSegSectionCount(const ColvecSeg *pSeg);
-const ColvecSegSection *colvecSegSection(const ColvecSeg *pSeg, int i);
-const ColvecSegSection *colvecSegFind(const ColvecSeg *pSeg, uint32_t eKind,
-                                      uint32_t iColumn);
-const char *colvecSegKindName(uint32_t eKind);
-const void *colvecSegData(const ColvecSeg *pSeg, const ColvecSegSection *pSec);
-int colvecSegRead(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
-                  void *pBuf, int64_t n, ColvecErr *pErr);
-int colvecSegReadElem(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                      int64_t iElem, void *pBuf, ColvecErr *pErr);
-int colvecSegReadInt64(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                       int64_t iElem, int64_t *pVal, ColvecErr *pErr);
-int colvecSegReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                        int64_t iElem, double *pVal, ColvecErr *pErr);
-int colvecSegAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec, int64_t iOff,
-                    int64_t n, int eAdvice);
-int colvecSegScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
-                  int (*xChunk)(void *pCtx, const uint8_t *a, int64_t n),
-                  void *pCtx, ColvecErr *pErr);
-int colvecSegVerify(ColvecSeg *pSeg, ColvecErr *pErr);
+const ColvecFileId *colvecSegfileFileId(const ColvecSeg *pSeg);
+int64_t colvecSegfileTableOffset(const ColvecSeg *pSeg);
+int colvecSegfileSectionCount(const ColvecSeg *pSeg);
+const ColvecSegSection *colvecSegfileSection(const ColvecSeg *pSeg, int i);
+const ColvecSegSection *colvecSegfileFind(const ColvecSeg *pSeg, uint32_t eKind,
+                                          uint32_t iColumn);
+const char *colvecSegfileKindName(uint32_t eKind);
+const void *colvecSegfileData(const ColvecSeg *pSeg,
+                              const ColvecSegSection *pSec);
+int colvecSegfileRead(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                      int64_t iOff, void *pBuf, int64_t n, ColvecErr *pErr);
+int colvecSegfileReadElem(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                          int64_t iElem, void *pBuf, ColvecErr *pErr);
+int colvecSegfileReadInt64(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                           int64_t iElem, int64_t *pVal, ColvecErr *pErr);
+int colvecSegfileReadDouble(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                            int64_t iElem, double *pVal, ColvecErr *pErr);
+int colvecSegfileAdvise(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                        int64_t iOff, int64_t n, int eAdvice);
+int colvecSegfileScan(ColvecSeg *pSeg, const ColvecSegSection *pSec,
+                      int (*xChunk)(void *pCtx, const uint8_t *a, int64_t n),
+                      void *pCtx, ColvecErr *pErr);
+int colvecSegfileVerify(ColvecSeg *pSeg, ColvecErr *pErr);
 
 /*
-** colvecSegVerify asking hook pInt (NULL: none) before each megabyte it
+** colvecSegfileVerify asking hook pInt (NULL: none) before each megabyte it
 ** reads; returns COLVEC_INTERRUPT when the hook says stop.
 */
-int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
-                        ColvecErr *pErr);
+int colvecSegfileVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
+                            ColvecErr *pErr);
 
 /*************************************************************************
 ** Copy (online backup).
@@ -221,8 +224,8 @@ int colvecSegVerifyWith(ColvecSeg *pSeg, const ColvecInterrupt *pInt,
 ** is still copied. Asks pInt (NULL: none) before each megabyte. Returns
 ** COLVEC_OK, or an error with pErr set and no file left behind.
 */
-int colvecSegCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
-                    const char *zTmpPath, const ColvecInterrupt *pInt,
-                    ColvecErr *pErr);
+int colvecSegfileCopyTo(ColvecSeg *pSeg, const ColvecStore *pTo,
+                        const char *zTmpPath, const ColvecInterrupt *pInt,
+                        ColvecErr *pErr);
 
 #endif /* COLVEC_SEGFILE_H */

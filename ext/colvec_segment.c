@@ -29,7 +29,7 @@ static void segHandleFree(const ColvecConfig *pC, ColvecSegHandle *h) {
       }
     }
     sqlite3_free(h->aSlot);
-    colvecSegClose(h->pSeg);
+    colvecSegfileClose(h->pSeg);
     sqlite3_free(h);
   }
 }
@@ -605,7 +605,7 @@ static int segRestore(ColvecSegTable *p, int64_t iSegid, char **pzOpen,
 /* Closes the file of segment h and its layout; h can be opened again. */
 static void segHandleCloseFile(const ColvecConfig *pC, ColvecSegHandle *h) {
   colvecLayoutClose(pC, h);
-  colvecSegClose(h->pSeg);
+  colvecSegfileClose(h->pSeg);
   h->pSeg = NULL;
   h->nRow = 0;
   h->aRowid = NULL;
@@ -624,16 +624,17 @@ static int segHandleOpenFile(ColvecSegTable *p, const ColvecStore *pStore,
   ColvecErr err;
   int rc;
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(pStore, zPath, pC->eAccess, pC->ePrefault, &h->pSeg, &err);
+  rc = colvecSegfileOpen(pStore, zPath, pC->eAccess, pC->ePrefault, &h->pSeg,
+                         &err);
   if (rc == COLVEC_IOERR && err.iErrno == ENOENT) {
     rc = segMissing(p, h->iSegid, zPath, pzErr);
   } else if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg[0] ? err.zMsg
                                                : "colvec: cannot open segment");
     rc = colvecReadRc(rc, err.iErrno);
-  } else if (colvecSegHeaderChecksum(h->pSeg) != h->cksum ||
-             (int64_t)colvecSegRowCount(h->pSeg) != nRow ||
-             colvecSegFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
+  } else if (colvecSegfileHeaderChecksum(h->pSeg) != h->cksum ||
+             (int64_t)colvecSegfileRowCount(h->pSeg) != nRow ||
+             colvecSegfileFingerprint(h->pSeg) != colvecConfigFingerprint(pC)) {
     *pzErr = sqlite3_mprintf(
         "colvec: segment %s does not match the manifest of table %s", zPath,
         pC->zName);
@@ -694,8 +695,8 @@ static int segMemoSame(const SegMemoEntry *e, const ColvecFileId *pId,
 ** verified before in this process.
 */
 static int segMemoHas(const ColvecSeg *pSeg) {
-  const ColvecFileId *pId = colvecSegFileId(pSeg);
-  uint64_t cksum = colvecSegHeaderChecksum(pSeg);
+  const ColvecFileId *pId = colvecSegfileFileId(pSeg);
+  uint64_t cksum = colvecSegfileHeaderChecksum(pSeg);
   int i, bHas = 0;
   if (!pId->bValid) return 0;
   colvecMainMutexEnter();
@@ -708,12 +709,12 @@ static int segMemoHas(const ColvecSeg *pSeg) {
 
 /*
 ** Remembers that the file of segment pSeg, as it was opened, passed
-** colvecSegVerify; it replaces an entry of the same file (device and
+** colvecSegfileVerify; it replaces an entry of the same file (device and
 ** inode). Does nothing for a memory file or one changed less than
 ** SEG_MEMO_RACY_NS ago.
 */
 static void segMemoAdd(const ColvecSeg *pSeg) {
-  const ColvecFileId *pId = colvecSegFileId(pSeg);
+  const ColvecFileId *pId = colvecSegfileFileId(pSeg);
   int64_t iChanged;
   int i;
   if (!pId->bValid) return;
@@ -735,13 +736,13 @@ static void segMemoAdd(const ColvecSeg *pSeg) {
     }
   }
   segMemo.a[i].id = *pId;
-  segMemo.a[i].cksum = colvecSegHeaderChecksum(pSeg);
+  segMemo.a[i].cksum = colvecSegfileHeaderChecksum(pSeg);
   colvecMainMutexLeave();
 }
 
 /*
 ** Verifies every section checksum of open segment h
-** (colvecSegVerifyWith, asking the connection whether it was interrupted
+** (colvecSegfileVerifyWith, asking the connection whether it was interrupted
 ** before each megabyte). With bMemo the memo is asked first, and told
 ** when the file passes (a file in the folder; not bytes read into
 ** memory). Returns SQLITE_OK; COLVEC_CORRUPT_VTAB with *pzErr when a
@@ -756,7 +757,7 @@ static int segVerify(ColvecSegTable *p, ColvecSegHandle *h, int bMemo,
   if (bMemo && segMemoHas(h->pSeg)) return SQLITE_OK;
   colvecErrClear(&err);
   colvecTickInit(&tick, p->db);
-  rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+  rc = colvecSegfileVerifyWith(h->pSeg, &tick.hook, &err);
   if (rc == COLVEC_OK) {
     if (bMemo) segMemoAdd(h->pSeg);
     return SQLITE_OK;
@@ -947,17 +948,17 @@ int colvecSegmentCheckData(ColvecSegTable *p, ColvecSegHandle *h,
     rc = segDamaged(pC, h->iSegid, 1, pzErr);
   }
   if (rc == SQLITE_OK) {
-    rc = colvecSegOpen(&colvecStoreMem, zMem, COLVEC_SEG_FILE,
-                       COLVEC_PREFAULT_NONE, &pSeg, &err);
+    rc = colvecSegfileOpen(&colvecStoreMem, zMem, COLVEC_SEG_FILE,
+                           COLVEC_PREFAULT_NONE, &pSeg, &err);
     if (rc == COLVEC_OK &&
-        (colvecSegHeaderChecksum(pSeg) != h->cksum ||
-         (int64_t)colvecSegRowCount(pSeg) != h->nRow ||
-         colvecSegFingerprint(pSeg) != colvecConfigFingerprint(pC))) {
+        (colvecSegfileHeaderChecksum(pSeg) != h->cksum ||
+         (int64_t)colvecSegfileRowCount(pSeg) != h->nRow ||
+         colvecSegfileFingerprint(pSeg) != colvecConfigFingerprint(pC))) {
       sqlite3_snprintf(sizeof(err.zMsg), err.zMsg,
                        "they do not match the manifest");
       rc = COLVEC_CORRUPT;
     }
-    if (rc == COLVEC_OK) rc = colvecSegVerifyWith(pSeg, pInt, &err);
+    if (rc == COLVEC_OK) rc = colvecSegfileVerifyWith(pSeg, pInt, &err);
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);
     } else if (rc == COLVEC_NOMEM) {
@@ -966,7 +967,7 @@ int colvecSegmentCheckData(ColvecSegTable *p, ColvecSegHandle *h,
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
       rc = segDamaged(pC, h->iSegid, 1, pzErr);
     }
-    colvecSegClose(pSeg);
+    colvecSegfileClose(pSeg);
   }
   if (zMem) colvecStoreMem.xUnlink(zMem, NULL);
   sqlite3_free(zMem);
@@ -1158,8 +1159,8 @@ int colvecSegmentTableCopy(ColvecSegTable *p, const char *zDestDir,
     char *zTmp = colvecSegmentPath(zDestDir, h->iSegid, ".tmp");
     if (zTmp == NULL) return SQLITE_NOMEM;
     colvecSegmentHandleRef(h);
-    rc = colvecSegCopyTo(h->pSeg, &colvecStoreFile, zTmp,
-                         pTick ? &pTick->hook : NULL, &err);
+    rc = colvecSegfileCopyTo(h->pSeg, &colvecStoreFile, zTmp,
+                             pTick ? &pTick->hook : NULL, &err);
     colvecSegmentHandleUnref(p->pConfig, h);
     sqlite3_free(zTmp);
     if (rc == COLVEC_INTERRUPT) {

@@ -203,7 +203,7 @@ static int segmentsAdd(SegmentsCursor *pCur, ColvecVtab *pTab,
     p->iSegid = h->iSegid;
     p->nRow = h->nRow;
     p->nDel = h->nTomb;
-    p->nByte = colvecSegFileSize(h->pSeg);
+    p->nByte = colvecSegfileFileSize(h->pSeg);
     rc = colvecIndexDescribe(h, pC, iCol, &p->info, pzErr);
     if (rc == SQLITE_OK && p->info.bCodes) {
       p->zQuant = colvecQuantName(pC->aCol[iCol].eQuant);

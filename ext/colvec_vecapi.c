@@ -81,7 +81,7 @@ void colvecVecapiDebug(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
                       COLVEC_MIN_SQLITE_VERSION_NUMBER,
                       colvecKernelsAvailable(), colvecKernelsBest()->zName,
                       colvecQuantKernelName(), (long long)colvecOsPageSize(),
-                      colvecSegMapFallbacks(),
+                      colvecSegfileMapFallbacks(),
 #ifdef COLVEC_DEBUG
                       "debug"
 #else

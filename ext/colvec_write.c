@@ -360,7 +360,7 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
 static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
                             char **pzErr) {
   const char *zName = pSegs->pConfig->zName;
-  const ColvecFileId *pOld = colvecSegFileId(h->pSeg);
+  const ColvecFileId *pOld = colvecSegfileFileId(h->pSeg);
   char *zPath = colvecSegmentPath(pSegs->zDir, h->iSegid, "");
   ColvecFile *pFile = NULL;
   ColvecFileId id;
@@ -505,7 +505,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
       rc = writeCheckOnDisk(pSegs, h, pzErr);
       if (rc != SQLITE_OK) break;
     }
-    rc = colvecSegVerifyWith(h->pSeg, &tick.hook, &err);
+    rc = colvecSegfileVerifyWith(h->pSeg, &tick.hook, &err);
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);
       break;

@@ -2,10 +2,10 @@
 ** check_limits.c — the limits that test/limits1.test cannot reach through
 ** SQL in reasonable time or memory, tested on the SQLite-free functions that
 ** enforce them:
-**   - rows per segment file: colvecSegWriterFinish() writes a segment of
+**   - rows per segment file: colvecSegfileWriterFinish() writes a segment of
 **     2^59 - 1 rows (INT64_MAX / 16, so that every 64-bit offset within it
-**     fits) and colvecSegOpen(&colvecStoreFile, ) reads that row count back;
-*one more is
+**     fits) and colvecSegfileOpen(&colvecStoreFile, ) reads that row count
+*back; one more is
 **     refused with COLVEC_RANGE and leaves no file;
 **   - HNSW build parameters: m 2..128, ef_construction 1..4096, threads
 **     1..64 build a graph at both ends; one past either end is COLVEC_RANGE;
@@ -49,16 +49,17 @@ START_TEST(test_seg_rows_at_limit) {
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   memset(&err, 0, sizeof(err));
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("max.seg.tmp"), 7, &w, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, T_SEG_MAX_ROWS, &err), COLVEC_OK);
-  ck_assert(tExists("max.seg"));
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("max.seg"),
-                                 COLVEC_SEG_FILE, 0, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile,
+                                           tPath("max.seg.tmp"), 7, &w, &err),
                    COLVEC_OK);
-  ck_assert_uint_eq(colvecSegRowCount(pSeg), T_SEG_MAX_ROWS);
-  colvecSegClose(pSeg);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, T_SEG_MAX_ROWS, &err),
+                   COLVEC_OK);
+  ck_assert(tExists("max.seg"));
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, tPath("max.seg"),
+                                     COLVEC_SEG_FILE, 0, &pSeg, &err),
+                   COLVEC_OK);
+  ck_assert_uint_eq(colvecSegfileRowCount(pSeg), T_SEG_MAX_ROWS);
+  colvecSegfileClose(pSeg);
   colvecOsUnlink(tPath("max.seg"), NULL);
 }
 END_TEST
@@ -68,10 +69,10 @@ START_TEST(test_seg_rows_past_limit) {
   ColvecSegWriter *w = NULL;
   ColvecErr err;
   memset(&err, 0, sizeof(err));
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("big.seg.tmp"), 7, &w, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, T_SEG_MAX_ROWS + 1, &err),
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile,
+                                           tPath("big.seg.tmp"), 7, &w, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, T_SEG_MAX_ROWS + 1, &err),
                    COLVEC_RANGE);
   ck_assert_msg(strstr(err.zMsg, "row count 576460752303423488 too large"),
                 "message: %s", err.zMsg);

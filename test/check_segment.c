@@ -97,7 +97,7 @@ static int tAppend(ColvecSegWriter *w, const void *pData, int64_t n,
   while (rc == COLVEC_OK && n > 0) {
     int64_t nPiece = iChunk == 0 ? n : 1 + (k * 7 + iChunk) % 45;
     if (nPiece > n) nPiece = n;
-    rc = colvecSegWriterAppend(w, a, nPiece);
+    rc = colvecSegfileWriterAppend(w, a, nPiece);
     a += nPiece;
     n -= nPiece;
     k++;
@@ -109,9 +109,9 @@ static int tAppend(ColvecSegWriter *w, const void *pData, int64_t n,
 static int tSection(ColvecSegWriter *w, uint32_t eKind, uint32_t iCol,
                     uint32_t nElem, uint32_t flags, const void *p, int64_t n,
                     int iChunk) {
-  int rc = colvecSegWriterBegin(w, eKind, iCol, nElem, flags);
+  int rc = colvecSegfileWriterBegin(w, eKind, iCol, nElem, flags);
   if (rc == COLVEC_OK) rc = tAppend(w, p, n, iChunk);
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(w);
+  if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(w);
   return rc;
 }
 
@@ -128,8 +128,8 @@ static int tWrite(const char *zPath, const TData *d, int iChunk) {
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
   /* the writer never replaces a file: the tests rewrite on purpose */
   colvecOsUnlink(zPath, NULL);
-  rc = colvecSegWriterOpen(&colvecStoreFile, zTmp, 0x1234567890ABCDEFULL, &w,
-                           &err);
+  rc = colvecSegfileWriterOpen(&colvecStoreFile, zTmp, 0x1234567890ABCDEFULL,
+                               &w, &err);
   if (rc != COLVEC_OK) return rc;
   rc = tSection(w, COLVEC_SEG_ROWIDS, 0, 8, 0, d->aRowid, sizeof(d->aRowid),
                 iChunk);
@@ -166,10 +166,10 @@ static int tWrite(const char *zPath, const TData *d, int iChunk) {
                   iChunk);
   }
   if (rc != COLVEC_OK) {
-    colvecSegWriterAbort(w);
+    colvecSegfileWriterAbort(w);
     return rc;
   }
-  return colvecSegWriterFinish(w, T_NROW, &err);
+  return colvecSegfileWriterFinish(w, T_NROW, &err);
 }
 
 /* Returns a path "<tDir>/<zName>" in a static buffer (one at a time). */
@@ -250,11 +250,11 @@ static void tReseal(uint8_t *a, long n) {
 /* Opens zPath in mode eAccess and returns the rc (closing on success). */
 static int tOpenRc(const char *zPath, int eAccess, ColvecErr *pErr) {
   ColvecSeg *pSeg = NULL;
-  int rc = colvecSegOpen(&colvecStoreFile, zPath, eAccess, COLVEC_PREFAULT_NONE,
-                         &pSeg, pErr);
+  int rc = colvecSegfileOpen(&colvecStoreFile, zPath, eAccess,
+                             COLVEC_PREFAULT_NONE, &pSeg, pErr);
   if (rc == COLVEC_OK) {
     ck_assert_ptr_nonnull(pSeg);
-    colvecSegClose(pSeg);
+    colvecSegfileClose(pSeg);
   } else {
     ck_assert_ptr_null(pSeg);
   }
@@ -279,12 +279,12 @@ START_TEST(test_hash_reference) {
   int i, iSplit;
   for (i = 0; i < 1000; i++)
     a[i] = (uint8_t)((i * 7 + 3) & 255);
-  ck_assert_uint_eq(colvecSegHash("", 0), 0xef46db3751d8e999ULL);
-  ck_assert_uint_eq(colvecSegHash("a", 1), 0xd24ec4f1a98c6e5bULL);
-  ck_assert_uint_eq(colvecSegHash("abc", 3), 0x44bc2cf5ad770999ULL);
-  ck_assert_uint_eq(colvecSegHash(a, 32), 0x23c3c17ef790fd97ULL);
-  ck_assert_uint_eq(colvecSegHash(a, 37), 0xe32ef63802f5a3fdULL);
-  ck_assert_uint_eq(colvecSegHash(a, 1000), 0x5f235fa033f1a3fbULL);
+  ck_assert_uint_eq(colvecSegfileHash("", 0), 0xef46db3751d8e999ULL);
+  ck_assert_uint_eq(colvecSegfileHash("a", 1), 0xd24ec4f1a98c6e5bULL);
+  ck_assert_uint_eq(colvecSegfileHash("abc", 3), 0x44bc2cf5ad770999ULL);
+  ck_assert_uint_eq(colvecSegfileHash(a, 32), 0x23c3c17ef790fd97ULL);
+  ck_assert_uint_eq(colvecSegfileHash(a, 37), 0xe32ef63802f5a3fdULL);
+  ck_assert_uint_eq(colvecSegfileHash(a, 1000), 0x5f235fa033f1a3fbULL);
   /* Any split into two or three pieces gives the same value. */
   for (iSplit = 0; iSplit <= 1000; iSplit += 13) {
     ColvecHash h;
@@ -300,7 +300,7 @@ END_TEST
 
 /*
 ** Checks that every section of the open segment holds exactly the bytes of
-** d, through colvecSegRead, the element helpers, and (MMAP) direct
+** d, through colvecSegfileRead, the element helpers, and (MMAP) direct
 ** pointers, which must be 64-byte aligned.
 */
 static void tCheckContents(ColvecSeg *pSeg, const TData *d, int eAccess) {
@@ -324,62 +324,66 @@ static void tCheckContents(ColvecSeg *pSeg, const TData *d, int eAccess) {
   int i;
   const ColvecSegSection *pSec;
 
-  ck_assert_uint_eq(colvecSegRowCount(pSeg), T_NROW);
-  ck_assert_uint_eq(colvecSegFingerprint(pSeg), 0x1234567890ABCDEFULL);
-  ck_assert_int_eq(colvecSegSectionCount(pSeg), 9);
+  ck_assert_uint_eq(colvecSegfileRowCount(pSeg), T_NROW);
+  ck_assert_uint_eq(colvecSegfileFingerprint(pSeg), 0x1234567890ABCDEFULL);
+  ck_assert_int_eq(colvecSegfileSectionCount(pSeg), 9);
   for (i = 0; i < 9; i++) {
-    pSec = colvecSegFind(pSeg, aWant[i].eKind, aWant[i].iCol);
+    pSec = colvecSegfileFind(pSeg, aWant[i].eKind, aWant[i].iCol);
     ck_assert_ptr_nonnull(pSec);
-    ck_assert_ptr_eq(pSec, colvecSegSection(pSeg, i));
+    ck_assert_ptr_eq(pSec, colvecSegfileSection(pSeg, i));
     ck_assert_int_eq(pSec->nByte, aWant[i].n);
     ck_assert_int_eq(pSec->iOffset % 64, 0);
     memset(aBuf, 0xAA, sizeof(aBuf));
-    ck_assert_int_eq(colvecSegRead(pSeg, pSec, 0, aBuf, pSec->nByte, &err),
+    ck_assert_int_eq(colvecSegfileRead(pSeg, pSec, 0, aBuf, pSec->nByte, &err),
                      COLVEC_OK);
     ck_assert(memcmp(aBuf, aWant[i].p, (size_t)aWant[i].n) == 0);
     if (eAccess == COLVEC_SEG_MMAP) {
-      const uint8_t *pData = (const uint8_t *)colvecSegData(pSeg, pSec);
+      const uint8_t *pData = (const uint8_t *)colvecSegfileData(pSeg, pSec);
       ck_assert_ptr_nonnull(pData);
       ck_assert_uint_eq((uintptr_t)pData % 64, 0);
       ck_assert(memcmp(pData, aWant[i].p, (size_t)aWant[i].n) == 0);
     } else {
-      ck_assert_ptr_null(colvecSegData(pSeg, pSec));
+      ck_assert_ptr_null(colvecSegfileData(pSeg, pSec));
     }
     /* Reads past the end of the section are refused. */
-    ck_assert_int_eq(colvecSegRead(pSeg, pSec, 1, aBuf, pSec->nByte, &err),
+    ck_assert_int_eq(colvecSegfileRead(pSeg, pSec, 1, aBuf, pSec->nByte, &err),
                      COLVEC_RANGE);
   }
-  ck_assert_ptr_null(colvecSegFind(pSeg, COLVEC_SEG_VECTORS, 5));
-  ck_assert_ptr_null(colvecSegSection(pSeg, 9));
+  ck_assert_ptr_null(colvecSegfileFind(pSeg, COLVEC_SEG_VECTORS, 5));
+  ck_assert_ptr_null(colvecSegfileSection(pSeg, 9));
 
   /* Element helpers. */
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_ROWIDS, 0);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_ROWIDS, 0);
   for (i = 0; i < T_NROW; i++) {
     int64_t v;
-    ck_assert_int_eq(colvecSegReadInt64(pSeg, pSec, i, &v, &err), COLVEC_OK);
+    ck_assert_int_eq(colvecSegfileReadInt64(pSeg, pSec, i, &v, &err),
+                     COLVEC_OK);
     ck_assert_int_eq(v, d->aRowid[i]);
   }
-  ck_assert_int_eq(colvecSegReadElem(pSeg, pSec, T_NROW, aBuf, &err),
+  ck_assert_int_eq(colvecSegfileReadElem(pSeg, pSec, T_NROW, aBuf, &err),
                    COLVEC_RANGE);
-  ck_assert_int_eq(colvecSegReadElem(pSeg, pSec, -1, aBuf, &err), COLVEC_RANGE);
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_ATTR_FIXED, 2);
+  ck_assert_int_eq(colvecSegfileReadElem(pSeg, pSec, -1, aBuf, &err),
+                   COLVEC_RANGE);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_ATTR_FIXED, 2);
   ck_assert_uint_eq(pSec->flags, COLVEC_SEGF_REAL);
   for (i = 0; i < T_NROW; i++) {
     double v;
-    ck_assert_int_eq(colvecSegReadDouble(pSeg, pSec, i, &v, &err), COLVEC_OK);
+    ck_assert_int_eq(colvecSegfileReadDouble(pSeg, pSec, i, &v, &err),
+                     COLVEC_OK);
     ck_assert(v == d->aReal[i]);
   }
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_VECTORS, 4);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_VECTORS, 4);
   ck_assert_uint_eq(pSec->nElemSize, 4 * T_DIM);
-  ck_assert_int_eq(colvecSegReadElem(pSeg, pSec, 17, aBuf, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileReadElem(pSeg, pSec, 17, aBuf, &err),
+                   COLVEC_OK);
   ck_assert(memcmp(aBuf, &d->aVec[17 * T_DIM], 4 * T_DIM) == 0);
-  ck_assert_int_eq(colvecSegReadInt64(pSeg, pSec, 0, (int64_t *)aBuf, &err),
+  ck_assert_int_eq(colvecSegfileReadInt64(pSeg, pSec, 0, (int64_t *)aBuf, &err),
                    COLVEC_RANGE);
   /* Advice is harmless in both modes. */
   ck_assert_int_eq(
-      colvecSegAdvise(pSeg, pSec, 0, pSec->nByte, COLVEC_ADVICE_WILLNEED),
+      colvecSegfileAdvise(pSeg, pSec, 0, pSec->nByte, COLVEC_ADVICE_WILLNEED),
       COLVEC_OK);
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_OK);
 }
 
 /* Write once, read back identical bytes in both modes and all prefaults. */
@@ -393,15 +397,16 @@ START_TEST(test_roundtrip) {
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   for (eAccess = 0; eAccess < 2; eAccess++) {
     for (ePre = 0; ePre < 3; ePre++) {
-      ck_assert_int_eq(
-          colvecSegOpen(&colvecStoreFile, zPath, eAccess, ePre, &pSeg, &err),
-          COLVEC_OK);
+      ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, eAccess, ePre,
+                                         &pSeg, &err),
+                       COLVEC_OK);
       tCheckContents(pSeg, &d, eAccess);
-      colvecSegClose(pSeg);
+      colvecSegfileClose(pSeg);
     }
   }
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, 7, 0, &pSeg, &err),
-                   COLVEC_RANGE);
+  ck_assert_int_eq(
+      colvecSegfileOpen(&colvecStoreFile, zPath, 7, 0, &pSeg, &err),
+      COLVEC_RANGE);
 }
 END_TEST
 
@@ -470,11 +475,11 @@ START_TEST(test_header_flips) {
   const char *zPath = tPath("f.seg");
   tFill(&d, 4);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-      COLVEC_OK);
-  iTable = (long)colvecSegTableOffset(pSeg);
-  colvecSegClose(pSeg);
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE,
+                                     0, &pSeg, &err),
+                   COLVEC_OK);
+  iTable = (long)colvecSegfileTableOffset(pSeg);
+  colvecSegfileClose(pSeg);
   a = tSlurp(zPath, &n);
   ck_assert_int_eq(n - iTable, 9 * COLVEC_SEG_ENTRY_SIZE);
   for (iBit = 0; iBit < n * 8; iBit++) {
@@ -504,12 +509,12 @@ START_TEST(test_body_flips) {
   const char *zPath = tPath("b.seg");
   tFill(&d, 5);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE,
+                                     0, &pSeg, &err),
+                   COLVEC_OK);
   for (i = 0; i < 9; i++)
-    aSec[i] = *colvecSegSection(pSeg, i);
-  colvecSegClose(pSeg);
+    aSec[i] = *colvecSegfileSection(pSeg, i);
+  colvecSegfileClose(pSeg);
   a = tSlurp(zPath, &n);
   for (i = 0; i < 9; i++) {
     for (k = 0; k < 20; k++) {
@@ -520,12 +525,12 @@ START_TEST(test_body_flips) {
       a[iByte] ^= m;
       tSpit(zPath, a, n);
       ck_assert_int_eq(
-          colvecSegOpen(&colvecStoreFile, zPath, eAccess, 0, &pSeg, &err),
+          colvecSegfileOpen(&colvecStoreFile, zPath, eAccess, 0, &pSeg, &err),
           COLVEC_OK);
-      ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
+      ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_CORRUPT);
       ck_assert(strstr(err.zMsg, "checksum mismatch") != NULL);
-      ck_assert(strstr(err.zMsg, colvecSegKindName(aSec[i].eKind)) != NULL);
-      colvecSegClose(pSeg);
+      ck_assert(strstr(err.zMsg, colvecSegfileKindName(aSec[i].eKind)) != NULL);
+      colvecSegfileClose(pSeg);
       a[iByte] ^= m;
     }
   }
@@ -581,29 +586,29 @@ START_TEST(test_random_damage) {
     }
     nCut = (tRand(&s) % 4 == 0) ? (long)(tRand(&s) % (uint64_t)n) : n;
     tSpit(zPath, b, nCut);
-    rc = colvecSegOpen(&colvecStoreFile, zPath, iRound & 1, 0, &pSeg, &err);
+    rc = colvecSegfileOpen(&colvecStoreFile, zPath, iRound & 1, 0, &pSeg, &err);
     if (rc != COLVEC_OK) {
       ck_assert(rc == COLVEC_CORRUPT || rc == COLVEC_ERROR);
       nBad++;
       continue;
     }
     nOpen++;
-    rc = colvecSegVerify(pSeg, &err);
+    rc = colvecSegfileVerify(pSeg, &err);
     ck_assert(rc == COLVEC_OK || rc == COLVEC_CORRUPT);
-    for (i = 0; i < colvecSegSectionCount(pSeg); i++) {
-      const ColvecSegSection *pSec = colvecSegSection(pSeg, i);
+    for (i = 0; i < colvecSegfileSectionCount(pSeg); i++) {
+      const ColvecSegSection *pSec = colvecSegfileSection(pSeg, i);
       int64_t nRead = pSec->nByte < 4096 ? pSec->nByte : 4096;
       ck_assert_int_eq(
-          colvecSegRead(pSeg, pSec, pSec->nByte - nRead, aBuf, nRead, &err),
+          colvecSegfileRead(pSeg, pSec, pSec->nByte - nRead, aBuf, nRead, &err),
           COLVEC_OK);
       if (pSec->nElemSize > 0 && pSec->nByte > 0) {
-        ck_assert_int_eq(colvecSegReadElem(pSeg, pSec,
-                                           pSec->nByte / pSec->nElemSize - 1,
-                                           aBuf, &err),
-                         COLVEC_OK);
+        ck_assert_int_eq(
+            colvecSegfileReadElem(pSeg, pSec, pSec->nByte / pSec->nElemSize - 1,
+                                  aBuf, &err),
+            COLVEC_OK);
       }
     }
-    colvecSegClose(pSeg);
+    colvecSegfileClose(pSeg);
   }
   ck_assert_int_gt(nOpen, 0); /* some damage hit only bodies */
   ck_assert_int_gt(nBad, 0);
@@ -620,13 +625,13 @@ START_TEST(test_tmp_rename_abort) {
   char **az;
   int n;
   tFill(&d, 9);
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("x.seg.tmp"), 1, &w, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("x.seg.tmp"),
+                                           1, &w, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 0, 0, 0, d.aGraph, 100, 0),
                    COLVEC_OK);
   ck_assert(colvecOsExists(tPath("x.seg.tmp")));
-  colvecSegWriterAbort(w);
+  colvecSegfileWriterAbort(w);
   ck_assert(!colvecOsExists(tPath("x.seg.tmp")));
   ck_assert(!colvecOsExists(tPath("x.seg")));
 
@@ -638,7 +643,7 @@ START_TEST(test_tmp_rename_abort) {
 
   /* A path without .tmp is refused. */
   ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("z.seg"), 1, &w, &err),
+      colvecSegfileWriterOpen(&colvecStoreFile, tPath("z.seg"), 1, &w, &err),
       COLVEC_RANGE);
   ck_assert_ptr_null(w);
 }
@@ -651,41 +656,41 @@ START_TEST(test_writer_errors) {
   ColvecErr err;
   tFill(&d, 10);
   /* ROWIDS of the wrong length for nRow. */
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"),
+                                           1, &w, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_ROWIDS, 0, 8, 0, d.aRowid, 8 * 10, 0),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, 11, &err), COLVEC_ERROR);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, 11, &err), COLVEC_ERROR);
   ck_assert(strstr(err.zMsg, "ROWIDS") != NULL);
   ck_assert(!colvecOsExists(tPath("e.seg.tmp")));
   ck_assert(!colvecOsExists(tPath("e.seg")));
   /* Append outside a section; the error is sticky. */
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterAppend(w, "x", 1), COLVEC_ERROR);
-  ck_assert(strstr(colvecSegWriterErrmsg(w), "outside") != NULL);
-  ck_assert_int_eq(colvecSegWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"),
+                                           1, &w, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterAppend(w, "x", 1), COLVEC_ERROR);
+  ck_assert(strstr(colvecSegfileWriterErrmsg(w), "outside") != NULL);
+  ck_assert_int_eq(colvecSegfileWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
                    COLVEC_ERROR);
-  ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, 0, &err), COLVEC_ERROR);
   ck_assert(!colvecOsExists(tPath("e.seg.tmp")));
   /* Section left open; duplicate (kind, column). */
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
-      COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"),
+                                           1, &w, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 2, 0, 0, "ab", 2, 0),
                    COLVEC_OK);
   ck_assert_int_eq(tSection(w, COLVEC_SEG_GRAPH, 2, 0, 0, "cd", 2, 0),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, 0, &err), COLVEC_ERROR);
   ck_assert(strstr(err.zMsg, "both GRAPH column 2") != NULL);
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"), 1, &w, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("e.seg.tmp"),
+                                           1, &w, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_ERROR);
+  ck_assert_int_eq(colvecSegfileWriterBegin(w, COLVEC_SEG_GRAPH, 0, 0, 0),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, 0, &err), COLVEC_ERROR);
   ck_assert(!colvecOsExists(tPath("e.seg.tmp")));
   ck_assert(!colvecOsExists(tPath("e.seg")));
 }
@@ -700,22 +705,22 @@ START_TEST(test_verify_content) {
   tFill(&d, 11);
   d.aRowid[30] = d.aRowid[29]; /* duplicate rowid */
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE, 0, &pSeg, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_FILE,
+                                     0, &pSeg, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_CORRUPT);
   ck_assert(strstr(err.zMsg, "out of order at element 30") != NULL);
-  colvecSegClose(pSeg);
+  colvecSegfileClose(pSeg);
 
   tFill(&d, 11);
   d.aOff[T_NROW] = d.nBytes + 1; /* offsets end past the bytes */
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP, 0, &pSeg, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_CORRUPT);
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                     0, &pSeg, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_CORRUPT);
   ck_assert(strstr(err.zMsg, "column 3 offsets") != NULL);
-  colvecSegClose(pSeg);
+  colvecSegfileClose(pSeg);
 }
 END_TEST
 
@@ -726,21 +731,21 @@ START_TEST(test_empty_segment) {
   ColvecErr err;
   long n;
   uint8_t *a;
-  ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("0.seg.tmp"), 5, &w, &err),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, 0, &err), COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("0.seg.tmp"),
+                                           5, &w, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, 0, &err), COLVEC_OK);
   a = tSlurp(tPath("0.seg"), &n);
   ck_assert_int_eq(n, COLVEC_SEG_HEADER_SIZE);
   free(a);
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("0.seg"),
-                                 COLVEC_SEG_MMAP, 2, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, tPath("0.seg"),
+                                     COLVEC_SEG_MMAP, 2, &pSeg, &err),
                    COLVEC_OK);
-  ck_assert_uint_eq(colvecSegRowCount(pSeg), 0);
-  ck_assert_uint_eq(colvecSegFingerprint(pSeg), 5);
-  ck_assert_int_eq(colvecSegSectionCount(pSeg), 0);
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
-  colvecSegClose(pSeg);
+  ck_assert_uint_eq(colvecSegfileRowCount(pSeg), 0);
+  ck_assert_uint_eq(colvecSegfileFingerprint(pSeg), 5);
+  ck_assert_int_eq(colvecSegfileSectionCount(pSeg), 0);
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_OK);
+  colvecSegfileClose(pSeg);
 }
 END_TEST
 
@@ -769,12 +774,13 @@ START_TEST(test_elemsize_bound) {
     /* the largest allowed size opens, with one row and with none */
     for (nRow = 1; nRow >= 0; nRow--) {
       colvecOsUnlink(zPath, NULL); /* the writer never replaces a file */
-      ck_assert_int_eq(colvecSegWriterOpen(&colvecStoreFile, zTmp, 5, &w, &err),
-                       COLVEC_OK);
+      ck_assert_int_eq(
+          colvecSegfileWriterOpen(&colvecStoreFile, zTmp, 5, &w, &err),
+          COLVEC_OK);
       ck_assert_int_eq(
           tSection(w, aKind[i], 0, nMax, 0, aRow, (int64_t)nMax * nRow, 0),
           COLVEC_OK);
-      ck_assert_int_eq(colvecSegWriterFinish(w, (uint64_t)nRow, &err),
+      ck_assert_int_eq(colvecSegfileWriterFinish(w, (uint64_t)nRow, &err),
                        COLVEC_OK);
       ck_assert_int_eq(tOpenRc(zPath, COLVEC_SEG_MMAP, &err), COLVEC_OK);
     }
@@ -814,32 +820,33 @@ START_TEST(test_large_section) {
   uint64_t s = 1;
   for (i = 0; i < nRow * nDim; i++)
     aVec[i] = (float)(tRand(&s) % 1000);
+  ck_assert_int_eq(colvecSegfileWriterOpen(&colvecStoreFile, tPath("l.seg.tmp"),
+                                           5, &w, &err),
+                   COLVEC_OK);
   ck_assert_int_eq(
-      colvecSegWriterOpen(&colvecStoreFile, tPath("l.seg.tmp"), 5, &w, &err),
+      colvecSegfileWriterBegin(w, COLVEC_SEG_VECTORS, 0, (uint32_t)nDim * 4, 0),
       COLVEC_OK);
-  ck_assert_int_eq(
-      colvecSegWriterBegin(w, COLVEC_SEG_VECTORS, 0, (uint32_t)nDim * 4, 0),
-      COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterAppend(w, aVec, 12345), COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterAppend(w, (uint8_t *)aVec + 12345,
-                                         nRow * nDim * 4 - 12345),
+  ck_assert_int_eq(colvecSegfileWriterAppend(w, aVec, 12345), COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterAppend(w, (uint8_t *)aVec + 12345,
+                                             nRow * nDim * 4 - 12345),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterEnd(w), COLVEC_OK);
-  ck_assert_int_eq(colvecSegWriterFinish(w, (uint64_t)nRow, &err), COLVEC_OK);
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("l.seg"),
-                                 COLVEC_SEG_MMAP, 1, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileWriterEnd(w), COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileWriterFinish(w, (uint64_t)nRow, &err),
                    COLVEC_OK);
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_VECTORS, 0);
-  ck_assert(
-      memcmp(colvecSegData(pSeg, pSec), aVec, (size_t)(nRow * nDim * 4)) == 0);
-  ck_assert_uint_eq(pSec->cksum, colvecSegHash(aVec, nRow * nDim * 4));
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
-  colvecSegClose(pSeg);
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, tPath("l.seg"),
-                                 COLVEC_SEG_FILE, 0, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, tPath("l.seg"),
+                                     COLVEC_SEG_MMAP, 1, &pSeg, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegVerify(pSeg, &err), COLVEC_OK);
-  colvecSegClose(pSeg);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_VECTORS, 0);
+  ck_assert(memcmp(colvecSegfileData(pSeg, pSec), aVec,
+                   (size_t)(nRow * nDim * 4)) == 0);
+  ck_assert_uint_eq(pSec->cksum, colvecSegfileHash(aVec, nRow * nDim * 4));
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_OK);
+  colvecSegfileClose(pSeg);
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, tPath("l.seg"),
+                                     COLVEC_SEG_FILE, 0, &pSeg, &err),
+                   COLVEC_OK);
+  ck_assert_int_eq(colvecSegfileVerify(pSeg, &err), COLVEC_OK);
+  colvecSegfileClose(pSeg);
   free(aVec);
 }
 END_TEST
@@ -858,10 +865,10 @@ START_TEST(test_oom) {
     colvecMemFailAfter(iFail);
     rc = tWrite(tPath("oom/1.seg"), &d, 0);
     if (rc == COLVEC_OK) {
-      rc = colvecSegOpen(&colvecStoreFile, tPath("oom/1.seg"), iFail & 1, 0,
-                         &pSeg, &err);
-      if (rc == COLVEC_OK) rc = colvecSegVerify(pSeg, &err);
-      colvecSegClose(pSeg);
+      rc = colvecSegfileOpen(&colvecStoreFile, tPath("oom/1.seg"), iFail & 1, 0,
+                             &pSeg, &err);
+      if (rc == COLVEC_OK) rc = colvecSegfileVerify(pSeg, &err);
+      colvecSegfileClose(pSeg);
       if (rc == COLVEC_OK) bDone = 1;
     } else {
       ck_assert(!colvecOsExists(tPath("oom/1.seg")));
@@ -901,32 +908,32 @@ START_TEST(test_map_fallback) {
   ColvecSeg *pSeg = NULL;
   ColvecErr err;
   const char *zPath = tPath("000009.seg");
-  int nBefore = colvecSegMapFallbacks();
+  int nBefore = colvecSegfileMapFallbacks();
   tFill(&d, 9);
   ck_assert_int_eq(tWrite(zPath, &d, 0), COLVEC_OK);
   colvecOsSetHook(&hook);
   tMapErrno = ENOMEM;
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
-                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                     COLVEC_PREFAULT_NONE, &pSeg, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_FILE);
-  ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
+  ck_assert_int_eq(colvecSegfileAccess(pSeg), COLVEC_SEG_FILE);
+  ck_assert_int_eq(colvecSegfileMapFallbacks(), nBefore + 1);
   tCheckContents(pSeg, &d, COLVEC_SEG_FILE);
-  colvecSegClose(pSeg);
+  colvecSegfileClose(pSeg);
   tMapErrno = EACCES;
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
-                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                     COLVEC_PREFAULT_NONE, &pSeg, &err),
                    COLVEC_IOERR);
   ck_assert_ptr_null(pSeg);
   ck_assert_int_eq(err.iErrno, EACCES);
-  ck_assert_int_eq(colvecSegMapFallbacks(), nBefore + 1);
+  ck_assert_int_eq(colvecSegfileMapFallbacks(), nBefore + 1);
   colvecOsSetHook(NULL);
-  ck_assert_int_eq(colvecSegOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
-                                 COLVEC_PREFAULT_NONE, &pSeg, &err),
+  ck_assert_int_eq(colvecSegfileOpen(&colvecStoreFile, zPath, COLVEC_SEG_MMAP,
+                                     COLVEC_PREFAULT_NONE, &pSeg, &err),
                    COLVEC_OK);
-  ck_assert_int_eq(colvecSegAccess(pSeg), COLVEC_SEG_MMAP);
+  ck_assert_int_eq(colvecSegfileAccess(pSeg), COLVEC_SEG_MMAP);
   tCheckContents(pSeg, &d, COLVEC_SEG_MMAP);
-  colvecSegClose(pSeg);
+  colvecSegfileClose(pSeg);
 }
 END_TEST
 

@@ -9,7 +9,7 @@
 ** vector dimensions, rows kept out of the codes, the recall a graph
 ** measured when it was written), then verifies every section checksum and the
 *content
-** rules of colvecSegVerify(). --file reads with pread instead of mmap.
+** rules of colvecSegfileVerify(). --file reads with pread instead of mmap.
 **
 ** Exit status: 0 when every file is intact, 1 when any file is corrupt or
 ** cannot be read (the message is printed), 2 on a usage error.
@@ -50,7 +50,7 @@ static uint64_t inspectGet64(const uint8_t *a) {
   return v;
 }
 
-/* colvecSegScan callback: folds 8-byte values into the InspectStat. */
+/* colvecSegfileScan callback: folds 8-byte values into the InspectStat. */
 static int inspectValues(void *pCtx, const uint8_t *a, int64_t n) {
   InspectStat *p = (InspectStat *)pCtx;
   int64_t i;
@@ -74,7 +74,7 @@ static int inspectValues(void *pCtx, const uint8_t *a, int64_t n) {
   return COLVEC_OK;
 }
 
-/* colvecSegScan callback: counts set bits among the first nBitLeft. */
+/* colvecSegfileScan callback: counts set bits among the first nBitLeft. */
 static int inspectBits(void *pCtx, const uint8_t *a, int64_t n) {
   InspectStat *p = (InspectStat *)pCtx;
   int64_t i;
@@ -104,7 +104,7 @@ static int inspectRecall(ColvecSeg *pSeg, const ColvecSegSection *pSec,
     printf("  damaged recall record");
     return COLVEC_OK;
   }
-  rc = colvecSegRead(pSeg, pSec, 0, a, COLVEC_RECALL_BYTES, pErr);
+  rc = colvecSegfileRead(pSeg, pSec, 0, a, COLVEC_RECALL_BYTES, pErr);
   if (rc != COLVEC_OK) return rc;
   if (colvecHnswRecallDecode(a, COLVEC_RECALL_BYTES, &r) != COLVEC_OK) {
     printf("  damaged recall record");
@@ -125,7 +125,7 @@ static int inspectStats(ColvecSeg *pSeg, const ColvecSegSection *pSec,
                         ColvecErr *pErr) {
   InspectStat st;
   int rc = COLVEC_OK;
-  uint64_t nRow = colvecSegRowCount(pSeg);
+  uint64_t nRow = colvecSegfileRowCount(pSeg);
   memset(&st, 0, sizeof(st));
   switch (pSec->eKind) {
   case COLVEC_SEG_ROWIDS:
@@ -133,7 +133,7 @@ static int inspectStats(ColvecSeg *pSeg, const ColvecSegSection *pSec,
   case COLVEC_SEG_ATTR_VAROFFSETS:
     st.bReal = (pSec->flags & COLVEC_SEGF_REAL) != 0 &&
                pSec->eKind == COLVEC_SEG_ATTR_FIXED;
-    rc = colvecSegScan(pSeg, pSec, inspectValues, &st, pErr);
+    rc = colvecSegfileScan(pSeg, pSec, inspectValues, &st, pErr);
     if (rc != COLVEC_OK || st.nVal == 0) break;
     if (pSec->eKind == COLVEC_SEG_ATTR_VAROFFSETS) {
       printf("  total %lld bytes, longest value %lld", (long long)st.iMax,
@@ -146,7 +146,7 @@ static int inspectStats(ColvecSeg *pSeg, const ColvecSegSection *pSec,
     break;
   case COLVEC_SEG_NULLBITMAP:
     st.nBitLeft = (int64_t)nRow;
-    rc = colvecSegScan(pSeg, pSec, inspectBits, &st, pErr);
+    rc = colvecSegfileScan(pSeg, pSec, inspectBits, &st, pErr);
     if (rc == COLVEC_OK) printf("  %lld null", (long long)st.nSet);
     break;
   case COLVEC_SEG_VECTORS:
@@ -183,33 +183,34 @@ static int inspectFile(const char *zPath, int eAccess) {
 
   colvecErrClear(&err);
   printf("%s\n", zPath);
-  rc = colvecSegOpen(&colvecStoreFile, zPath, eAccess, COLVEC_PREFAULT_NONE,
-                     &pSeg, &err);
+  rc = colvecSegfileOpen(&colvecStoreFile, zPath, eAccess, COLVEC_PREFAULT_NONE,
+                         &pSeg, &err);
   if (rc == COLVEC_OK) {
     printf("  format version %u, header %d bytes, file %lld bytes\n",
-           colvecSegVersion(pSeg), COLVEC_SEG_HEADER_SIZE,
-           (long long)colvecSegFileSize(pSeg));
+           colvecSegfileVersion(pSeg), COLVEC_SEG_HEADER_SIZE,
+           (long long)colvecSegfileFileSize(pSeg));
     printf("  rows %llu, schema fingerprint 0x%016llx\n",
-           (unsigned long long)colvecSegRowCount(pSeg),
-           (unsigned long long)colvecSegFingerprint(pSeg));
+           (unsigned long long)colvecSegfileRowCount(pSeg),
+           (unsigned long long)colvecSegfileFingerprint(pSeg));
     printf("  %d sections, table at offset %lld, header checksum "
            "0x%016llx\n",
-           colvecSegSectionCount(pSeg), (long long)colvecSegTableOffset(pSeg),
-           (unsigned long long)colvecSegHeaderChecksum(pSeg));
+           colvecSegfileSectionCount(pSeg),
+           (long long)colvecSegfileTableOffset(pSeg),
+           (unsigned long long)colvecSegfileHeaderChecksum(pSeg));
     printf("  %3s %-15s %5s %6s %5s %12s %12s  %-18s  %s\n", "#", "kind", "col",
            "elem", "flags", "offset", "length", "checksum", "stats");
   }
-  for (i = 0; rc == COLVEC_OK && i < colvecSegSectionCount(pSeg); i++) {
-    const ColvecSegSection *pSec = colvecSegSection(pSeg, i);
+  for (i = 0; rc == COLVEC_OK && i < colvecSegfileSectionCount(pSeg); i++) {
+    const ColvecSegSection *pSec = colvecSegfileSection(pSeg, i);
     printf("  %3d %-15s %5u %6u %5x %12lld %12lld  0x%016llx", i,
-           colvecSegKindName(pSec->eKind), pSec->iColumn, pSec->nElemSize,
+           colvecSegfileKindName(pSec->eKind), pSec->iColumn, pSec->nElemSize,
            pSec->flags, (long long)pSec->iOffset, (long long)pSec->nByte,
            (unsigned long long)pSec->cksum);
     rc = inspectStats(pSeg, pSec, &err);
     printf("\n");
   }
-  if (rc == COLVEC_OK) rc = colvecSegVerify(pSeg, &err);
-  colvecSegClose(pSeg);
+  if (rc == COLVEC_OK) rc = colvecSegfileVerify(pSeg, &err);
+  colvecSegfileClose(pSeg);
   if (rc != COLVEC_OK) {
     printf("  FAILED: %s\n", err.zMsg);
     fflush(stdout);

@@ -3,9 +3,11 @@
 **
 ** The input is a whole segment file. It is written to an in-memory file and
 ** read the way the module reads a segment, in both access modes (mmap and
-** pread): colvecSegOpen (header, checksum, section table), every accessor on
+** pread): colvecSegfileOpen (header, checksum, section table), every accessor
+*on
 ** every section (data pointer, whole and element reads, scan, advice),
-** colvecSegVerify, the attribute offsets as colvecLayoutView checks them, and
+** colvecSegfileVerify, the attribute offsets as colvecLayoutView checks them,
+*and
 ** for each vector column the quantizer (colvecQuantDeserialize, a prepared
 ** query, an estimate per code), the HNSW graph (lazy and full open, full
 ** check, serialisation) and searches over it, filtered and not.
@@ -141,12 +143,13 @@ static int fzWriteFile(const uint8_t *a, size_t n) {
 */
 static const uint8_t *fzBytes(ColvecSeg *pSeg, const ColvecSegSection *pSec,
                               uint8_t **ppOwned) {
-  const uint8_t *a = (const uint8_t *)colvecSegData(pSeg, pSec);
+  const uint8_t *a = (const uint8_t *)colvecSegfileData(pSeg, pSec);
   ColvecErr err;
   if (a) return a;
   *ppOwned = (uint8_t *)malloc((size_t)pSec->nByte + 8);
   if (*ppOwned == NULL) return NULL;
-  if (colvecSegRead(pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) != COLVEC_OK) {
+  if (colvecSegfileRead(pSeg, pSec, 0, *ppOwned, pSec->nByte, &err) !=
+      COLVEC_OK) {
     free(*ppOwned);
     *ppOwned = NULL;
     return NULL;
@@ -163,10 +166,10 @@ static void fzSection(ColvecSeg *pSeg, const ColvecSegSection *pSec) {
   uint64_t nSum = 0;
   int64_t v = 0;
   double r = 0;
-  FZ_CHECK(colvecSegKindName(pSec->eKind) != NULL);
-  FZ_CHECK(colvecSegFind(pSeg, pSec->eKind, pSec->iColumn) != NULL);
+  FZ_CHECK(colvecSegfileKindName(pSec->eKind) != NULL);
+  FZ_CHECK(colvecSegfileFind(pSeg, pSec->eKind, pSec->iColumn) != NULL);
   FZ_CHECK(pSec->iOffset >= 0 && pSec->nByte >= 0);
-  FZ_CHECK(pSec->iOffset + pSec->nByte <= colvecSegFileSize(pSeg));
+  FZ_CHECK(pSec->iOffset + pSec->nByte <= colvecSegfileFileSize(pSeg));
   a = fzBytes(pSeg, pSec, &pOwned);
   if (a) {
     int64_t i;
@@ -176,22 +179,23 @@ static void fzSection(ColvecSeg *pSeg, const ColvecSegSection *pSec) {
   free(pOwned);
   /* FILE mode: the scan buffer is 1 MB whatever the section (costly
   ** under ASan), so only small files are scanned that way */
-  if (colvecSegData(pSeg, pSec) || colvecSegFileSize(pSeg) < 4096) {
-    colvecSegScan(pSeg, pSec, fzScanChunk, &nSum, &err);
+  if (colvecSegfileData(pSeg, pSec) || colvecSegfileFileSize(pSeg) < 4096) {
+    colvecSegfileScan(pSeg, pSec, fzScanChunk, &nSum, &err);
   }
-  colvecSegAdvise(pSeg, pSec, 0, pSec->nByte, 0);
+  colvecSegfileAdvise(pSeg, pSec, 0, pSec->nByte, 0);
   if (pSec->nElemSize > 0 && pSec->nElemSize <= sizeof(aBuf)) {
     int64_t nElem = pSec->nByte / pSec->nElemSize;
-    colvecSegReadElem(pSeg, pSec, 0, aBuf, &err);
-    colvecSegReadElem(pSeg, pSec, nElem - 1, aBuf, &err);
-    FZ_CHECK(colvecSegReadElem(pSeg, pSec, nElem, aBuf, &err) != COLVEC_OK);
-    FZ_CHECK(colvecSegReadElem(pSeg, pSec, -1, aBuf, &err) != COLVEC_OK);
+    colvecSegfileReadElem(pSeg, pSec, 0, aBuf, &err);
+    colvecSegfileReadElem(pSeg, pSec, nElem - 1, aBuf, &err);
+    FZ_CHECK(colvecSegfileReadElem(pSeg, pSec, nElem, aBuf, &err) != COLVEC_OK);
+    FZ_CHECK(colvecSegfileReadElem(pSeg, pSec, -1, aBuf, &err) != COLVEC_OK);
   }
-  colvecSegReadInt64(pSeg, pSec, 0, &v, &err);
-  colvecSegReadDouble(pSeg, pSec, pSec->nByte / 8 - 1, &r, &err);
-  colvecSegReadInt64(pSeg, pSec, INT64_MAX / 4, &v, &err);
-  FZ_CHECK(colvecSegRead(pSeg, pSec, pSec->nByte, aBuf, 1, &err) != COLVEC_OK);
-  FZ_CHECK(colvecSegRead(pSeg, pSec, -1, aBuf, 1, &err) != COLVEC_OK);
+  colvecSegfileReadInt64(pSeg, pSec, 0, &v, &err);
+  colvecSegfileReadDouble(pSeg, pSec, pSec->nByte / 8 - 1, &r, &err);
+  colvecSegfileReadInt64(pSeg, pSec, INT64_MAX / 4, &v, &err);
+  FZ_CHECK(colvecSegfileRead(pSeg, pSec, pSec->nByte, aBuf, 1, &err) !=
+           COLVEC_OK);
+  FZ_CHECK(colvecSegfileRead(pSeg, pSec, -1, aBuf, 1, &err) != COLVEC_OK);
   (void)nSum;
 }
 
@@ -202,9 +206,9 @@ static void fzSection(ColvecSeg *pSeg, const ColvecSegSection *pSec) {
 */
 static void fzVarColumn(ColvecSeg *pSeg, uint32_t iCol, int64_t nRow) {
   const ColvecSegSection *pOff =
-      colvecSegFind(pSeg, COLVEC_SEG_ATTR_VAROFFSETS, iCol);
+      colvecSegfileFind(pSeg, COLVEC_SEG_ATTR_VAROFFSETS, iCol);
   const ColvecSegSection *pByte =
-      colvecSegFind(pSeg, COLVEC_SEG_ATTR_VARBYTES, iCol);
+      colvecSegfileFind(pSeg, COLVEC_SEG_ATTR_VARBYTES, iCol);
   uint8_t *pOwnedOff = NULL, *pOwnedByte = NULL;
   const int64_t *aOff;
   const uint8_t *aByte = NULL;
@@ -308,7 +312,7 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
     }
   }
 
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_QUANT, iCol);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_QUANT, iCol);
   if (pSec) {
     const uint8_t *a = fzBytes(pSeg, pSec, &pOwnedQ);
     int rc = a ? colvecQuantDeserialize(a, pSec->nByte, &pQuant) : COLVEC_ERROR;
@@ -349,7 +353,7 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
         colvecQuantFree(p2);
         free(b);
       }
-      pSec = colvecSegFind(pSeg, COLVEC_SEG_CODES, iCol);
+      pSec = colvecSegfileFind(pSeg, COLVEC_SEG_CODES, iCol);
       if (pSec && nCode > 0 && pSec->nByte == (int64_t)nCode * nRow) {
         aCode = fzBytes(pSeg, pSec, &pOwnedCode);
       }
@@ -370,7 +374,7 @@ static void fzIndex(ColvecSeg *pSeg, const ColvecSegSection *pVec,
     }
   }
 
-  pSec = colvecSegFind(pSeg, COLVEC_SEG_GRAPH, iCol);
+  pSec = colvecSegfileFind(pSeg, COLVEC_SEG_GRAPH, iCol);
   if (pSec && (pQuant == NULL || bQuery)) {
     const uint8_t *a = fzBytes(pSeg, pSec, &pOwnedGraph);
     ColvecHnsw *pLazy = NULL, *pFull = NULL;
@@ -435,7 +439,7 @@ static void fzReadAll(int eAccess) {
   const ColvecSegSection *pRowid;
 
   err.zMsg[0] = 0;
-  rc = colvecSegOpen(&colvecStoreFile, fzPath, eAccess, 0, &pSeg, &err);
+  rc = colvecSegfileOpen(&colvecStoreFile, fzPath, eAccess, 0, &pSeg, &err);
   if (rc != COLVEC_OK) {
     FZ_CHECK(pSeg == NULL);
     FZ_CHECK(rc == COLVEC_CORRUPT || rc == COLVEC_ERROR || rc == COLVEC_NOMEM ||
@@ -443,26 +447,26 @@ static void fzReadAll(int eAccess) {
     FZ_CHECK(strncmp(err.zMsg, "colvec: ", 8) == 0);
     return;
   }
-  nRow = (int64_t)colvecSegRowCount(pSeg);
+  nRow = (int64_t)colvecSegfileRowCount(pSeg);
   FZ_CHECK(nRow >= 0);
-  (void)colvecSegFingerprint(pSeg);
-  (void)colvecSegHeaderChecksum(pSeg);
-  FZ_CHECK(colvecSegVersion(pSeg) == COLVEC_SEG_VERSION);
-  FZ_CHECK(colvecSegTableOffset(pSeg) <= colvecSegFileSize(pSeg));
-  nSec = colvecSegSectionCount(pSeg);
+  (void)colvecSegfileFingerprint(pSeg);
+  (void)colvecSegfileHeaderChecksum(pSeg);
+  FZ_CHECK(colvecSegfileVersion(pSeg) == COLVEC_SEG_VERSION);
+  FZ_CHECK(colvecSegfileTableOffset(pSeg) <= colvecSegfileFileSize(pSeg));
+  nSec = colvecSegfileSectionCount(pSeg);
   for (i = 0; i < nSec; i++)
-    fzSection(pSeg, colvecSegSection(pSeg, i));
-  FZ_CHECK(colvecSegSection(pSeg, nSec) == NULL);
-  FZ_CHECK(colvecSegSection(pSeg, -1) == NULL);
-  rc = colvecSegVerify(pSeg, &err);
+    fzSection(pSeg, colvecSegfileSection(pSeg, i));
+  FZ_CHECK(colvecSegfileSection(pSeg, nSec) == NULL);
+  FZ_CHECK(colvecSegfileSection(pSeg, -1) == NULL);
+  rc = colvecSegfileVerify(pSeg, &err);
   FZ_CHECK(rc == COLVEC_OK || rc == COLVEC_CORRUPT || rc == COLVEC_NOMEM ||
            rc == COLVEC_IOERR);
 
   /* the module refuses a segment without rowids for its row count */
-  pRowid = colvecSegFind(pSeg, COLVEC_SEG_ROWIDS, 0);
+  pRowid = colvecSegfileFind(pSeg, COLVEC_SEG_ROWIDS, 0);
   if (pRowid && pRowid->nByte == nRow * 8 && nRow <= (1 << 22)) {
     for (i = 0; i < nSec; i++) {
-      const ColvecSegSection *pSec = colvecSegSection(pSeg, i);
+      const ColvecSegSection *pSec = colvecSegfileSection(pSeg, i);
       if (pSec->eKind == COLVEC_SEG_ATTR_VAROFFSETS) {
         fzVarColumn(pSeg, pSec->iColumn, nRow);
       } else if (pSec->eKind == COLVEC_SEG_VECTORS) {
@@ -470,7 +474,7 @@ static void fzReadAll(int eAccess) {
       }
     }
   }
-  colvecSegClose(pSeg);
+  colvecSegfileClose(pSeg);
 }
 
 /*

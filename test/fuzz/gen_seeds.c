@@ -93,9 +93,9 @@ static float gsDist(void *pCtx, uint32_t a, uint32_t b) {
 /* Appends one section; returns the writer's result code. */
 static int gsSection(ColvecSegWriter *pW, uint32_t eKind, uint32_t iCol,
                      uint32_t nElem, uint32_t flags, const void *a, int64_t n) {
-  int rc = colvecSegWriterBegin(pW, eKind, iCol, nElem, flags);
-  if (rc == COLVEC_OK && n > 0) rc = colvecSegWriterAppend(pW, a, n);
-  if (rc == COLVEC_OK) rc = colvecSegWriterEnd(pW);
+  int rc = colvecSegfileWriterBegin(pW, eKind, iCol, nElem, flags);
+  if (rc == COLVEC_OK && n > 0) rc = colvecSegfileWriterAppend(pW, a, n);
+  if (rc == COLVEC_OK) rc = colvecSegfileWriterEnd(pW);
   return rc;
 }
 
@@ -172,8 +172,8 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
   snprintf(zPath, sizeof(zPath), "%s/%s", zDir, s->zName);
   snprintf(zTmp, sizeof(zTmp), "%s.tmp", zPath);
   remove(zPath); /* regenerated: the writer never replaces a file */
-  rc = colvecSegWriterOpen(&colvecStoreFile, zTmp,
-                           0x636f6c7665632121ull ^ iSeed, &pW, &err);
+  rc = colvecSegfileWriterOpen(&colvecStoreFile, zTmp,
+                               0x636f6c7665632121ull ^ iSeed, &pW, &err);
   if (rc == COLVEC_OK)
     rc = gsSection(pW, COLVEC_SEG_ROWIDS, 0, 8, 0, aRowid, 8 * (int64_t)n);
   if (s->bAttrs) {
@@ -244,11 +244,12 @@ static int gsSegment(const char *zDir, const GsShape *s, uint64_t iSeed) {
     }
   }
   if (rc == COLVEC_OK) {
-    rc = colvecSegWriterFinish(pW, (uint64_t)n, &err);
+    rc = colvecSegfileWriterFinish(pW, (uint64_t)n, &err);
     if (rc != COLVEC_OK) fprintf(stderr, "gen_seeds: %s\n", err.zMsg);
   } else {
-    fprintf(stderr, "gen_seeds: %s: %s\n", s->zName, colvecSegWriterErrmsg(pW));
-    colvecSegWriterAbort(pW);
+    fprintf(stderr, "gen_seeds: %s: %s\n", s->zName,
+            colvecSegfileWriterErrmsg(pW));
+    colvecSegfileWriterAbort(pW);
   }
   free(aRowid);
   free(aInt);
