@@ -8,40 +8,6 @@
 */
 #include "colvec_quant_kernels.h"
 
-/* sum w[d]*c[d] over n int8 codes, in four accumulators. */
-float colvecQuantCross8Scalar(const float *w, const uint8_t *c, int n) {
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  int i;
-  for (i = 0; i + 4 <= n; i += 4) {
-    a0 += w[i] * (float)c[i];
-    a1 += w[i + 1] * (float)c[i + 1];
-    a2 += w[i + 2] * (float)c[i + 2];
-    a3 += w[i + 3] * (float)c[i + 3];
-  }
-  for (; i < n; i++)
-    a0 += w[i] * (float)c[i];
-  return (a0 + a1) + (a2 + a3);
-}
-
-/* sum w[d]*c[d] over n int4 codes (low nibble first), four accumulators. */
-float colvecQuantCross4Scalar(const float *w, const uint8_t *c, int n) {
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  int i, nPair = n / 2;
-  for (i = 0; i + 2 <= nPair; i += 2) {
-    unsigned b0 = c[i], b1 = c[i + 1];
-    a0 += w[2 * i] * (float)(b0 & 15);
-    a1 += w[2 * i + 1] * (float)(b0 >> 4);
-    a2 += w[2 * i + 2] * (float)(b1 & 15);
-    a3 += w[2 * i + 3] * (float)(b1 >> 4);
-  }
-  for (; i < nPair; i++) {
-    a0 += w[2 * i] * (float)(c[i] & 15);
-    a1 += w[2 * i + 1] * (float)(c[i] >> 4);
-  }
-  if (n & 1) a0 += w[n - 1] * (float)(c[n / 2] & 15);
-  return (a0 + a1) + (a2 + a3);
-}
-
 /* In-place unnormalised fast Walsh-Hadamard transform of a[0..n), n = 2^k. */
 static void quantScalarFwht(float *a, int n) {
   int h, i, j;
