@@ -7,9 +7,9 @@
 # point and the error on a platform with no prebuilt binary.
 #
 # better-sqlite3@12 compiles its native addon when installed (minutes), so it
-# is installed once into $COLVEC_TESTDIR/colvec-node, shared with
-# test/node_limit.sh, and found through NODE_PATH; the colvec packages are
-# installed fresh into the project each run.
+# is installed once into a cache shared with test/node_limit.sh
+# (tool/lib.sh, node_better_sqlite3) and found through NODE_PATH; the
+# colvec packages are installed fresh into the project each run.
 #
 # Environment: COLVEC_EXT (the extension, default ../build/colvec.so next to
 # this folder), COLVEC_TESTDIR (scratch folder, default /tmp).
@@ -20,7 +20,6 @@ top=$(cd "$here/.." && pwd)
 ext=${COLVEC_EXT:-$here/../build/colvec.so}
 base=${COLVEC_TESTDIR:-/tmp}
 work=$base/pkg_node
-shared=$base/colvec-node
 preload=${LD_PRELOAD:-}
 unset LD_PRELOAD
 
@@ -37,21 +36,13 @@ case "$(uname -s)-$(uname -m)" in
   *) echo "SKIP: no npm platform package for $(uname -s) $(uname -m)"; exit 77 ;;
 esac
 
-# better-sqlite3, shared with node_limit.sh (same lock, same folder).
-mkdir -p "$shared" || fail "cannot create $shared"
-loaded() {
-  NODE_PATH="$shared/node_modules" node -e \
-    "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1
-}
-exec 9>"$shared.lock"
-flock 9
-if ! loaded; then
-  echo "installing better-sqlite3@12 into $shared"
-  npm install --prefix "$shared" --no-audit --no-fund better-sqlite3@12 \
-    >"$shared/npm-install.log" 2>&1 || missing "npm install better-sqlite3@12 failed"
-  loaded || missing "better-sqlite3 installed but does not load"
-fi
-flock -u 9
+# better-sqlite3, shared with node_limit.sh (tool/lib.sh).
+node_better_sqlite3
+case $? in
+  0) ;;
+  1) missing "npm install better-sqlite3@12 failed" ;;
+  *) missing "better-sqlite3 installed but does not load" ;;
+esac
 
 rm -rf "$work"
 mkdir -p "$work/project" || fail "cannot create $work"
@@ -66,7 +57,7 @@ npm install --no-audit --no-fund "${tgz[@]}" >npm-install.log 2>&1 ||
 [ -f "node_modules/colvec-$plat/colvec.so" ] || fail "colvec-$plat has no colvec.so"
 echo "ok npm install ${tgz[*]##*/}"
 
-export NODE_PATH="$shared/node_modules"
+export NODE_PATH="$node_modules"
 sed -n '/<!-- node-example -->/,/<!-- \/node-example -->/p' "$top/README.md" |
   sed -n '/^```js$/,/^```$/p' | sed '1d;$d' >readme_example.js
 [ -s readme_example.js ] || fail "README.md has no node-example block"

@@ -72,16 +72,17 @@ if ! command -v npm >/dev/null 2>&1; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   missing+=(npm)
 fi
-# Installs packages $@ with apt-get, three tries (an apt-get update
-# between them); returns 1 when the last one failed.
+# Installs packages $@ with apt-get, $tries tries (default 3; an apt-get
+# update between them, after $pause seconds, default 30); returns 1 when
+# the last one failed.
 apt_install() {
-  local try
-  for try in 1 2 3; do
+  local try n=${tries:-3}
+  for ((try = 1; try <= n; try++)); do
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
       --no-install-recommends "$@" >/dev/null && return 0
-    [ "$try" -lt 3 ] || return 1
-    echo "install-deps: apt-get install failed (try $try of 3)" >&2
-    sleep 30
+    [ "$try" -lt "$n" ] || return 1
+    echo "install-deps: apt-get install failed (try $try of $n)" >&2
+    sleep "${pause:-30}"
     $sudo apt-get update -qq || true
   done
 }
@@ -107,7 +108,10 @@ if ((${#missing[@]} + ${#missing_cross[@]})); then
   if ((${#missing[@]})); then
     apt_install "${missing[@]}" || exit 1
   fi
-  if ((${#missing_cross[@]})) && ! apt_install "${missing_cross[@]}"; then
+  # Two quick tries: what keeps the cross packages out is a foreign index
+  # that lags behind (unmet versions, for hours), which waiting a minute
+  # does not mend; their legs are then skipped, not failed.
+  if ((${#missing_cross[@]})) && ! tries=2 pause=5 apt_install "${missing_cross[@]}"; then
     cross_failed=1
   fi
 fi

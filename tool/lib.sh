@@ -1,7 +1,7 @@
 # lib.sh — shell functions shared by the scripts that build colvec for
 # another platform or against another SQLite (tool/check-windows.sh,
 # tool/check-wasm.sh, tool/cross-check.sh, test/amalg_app.sh,
-# test/threadsafe0.sh). Sourced, not
+# test/threadsafe0.sh, the node tests). Sourced, not
 # run: `. "$top/tool/lib.sh"`.
 #
 # The sourcing script sets, before calling anything here:
@@ -25,6 +25,44 @@ missing() {
   fi
   echo "SKIP: $prog: $1 ($hint installs it; CI=true makes this a failure)"
   exit 77
+}
+
+# Sets `node_modules` to a node_modules folder that holds better-sqlite3@12
+# built for this node, installing it the first time into the cache
+# (COLVEC_NODE_CACHE, default ${XDG_CACHE_HOME:-$HOME/.cache}/colvec-node,
+# one folder per node module ABI). Its install compiles SQLite (a minute or
+# more), so every build folder and test shares one; the install runs under
+# a lock (the node tests run in parallel under make -j) and never under the
+# caller's LD_PRELOAD (ASan). Returns 1 when npm install fails (its log is
+# $node_modules/../npm-install.log), 2 when the installed module does not
+# load.
+node_better_sqlite3() {
+  local cache=${COLVEC_NODE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/colvec-node}
+  local abi dir rc=0
+  abi=$(LD_PRELOAD= node -p process.versions.modules 2>/dev/null) || return 2
+  dir=$cache/better-sqlite3-12-abi$abi
+  node_modules=$dir/node_modules
+  mkdir -p "$dir" || return 1
+  exec 9>"$dir.lock"
+  flock 9
+  if ! node_better_sqlite3_loads; then
+    echo "installing better-sqlite3@12 into $dir"
+    if ! LD_PRELOAD= npm install --prefix "$dir" --no-audit --no-fund \
+      better-sqlite3@12 >"$dir/npm-install.log" 2>&1; then
+      rc=1
+    elif ! node_better_sqlite3_loads; then
+      rc=2
+    fi
+  fi
+  flock -u 9
+  exec 9>&-
+  return $rc
+}
+
+# True when better-sqlite3 in $node_modules opens a database.
+node_better_sqlite3_loads() {
+  NODE_PATH="$node_modules" LD_PRELOAD= \
+    node -e "new (require('better-sqlite3'))(':memory:').close()" >/dev/null 2>&1
 }
 
 # Puts the newest SQLite amalgamation (sqlite3.c, sqlite3.h of the newest

@@ -24,7 +24,8 @@
 # (tool/install-deps.sh exits 3), the cross legs and the release leg are
 # counted as skipped, with a SKIPPED line, and the rest runs.
 # The fuzz smoke, Windows, WebAssembly and browser legs use one core at a
-# time: they run alongside the cross legs (COLVEC_SERIAL=1: after them).
+# time: they run alongside the cross legs, or alongside the ASan legs when
+# there are no cross legs (COLVEC_SERIAL=1: one after the other).
 # Each leg's time is printed after it and again in a table at the end
 # ("== time per leg"). Ends with one line "N passed, N failed,
 # N skipped", counted from every leg's test-suite log.
@@ -182,9 +183,11 @@ fi
 # The legs that keep one core busy at most (the fuzz smoke runs one target
 # at a time for a fixed number of seconds, wine and node run one program at
 # a time) run alongside the cross legs, which keep both cores busy only
-# while their suites do: each writes its own folder of build/ (fuzz,
-# windows, wasm, browser, cross-ARCH). Their output is printed when both
-# lanes are done; COLVEC_SERIAL=1 runs them one after the other instead.
+# while their suites do, or, without cross legs, alongside the ASan build
+# and its suites: each writes its own folder of build/ (fuzz, windows,
+# wasm, browser, cross-ARCH) and build-asan/ is apart. Their output is
+# printed when both lanes are done; COLVEC_SERIAL=1 runs them one after
+# the other instead.
 # Runs the single-core legs; in a subshell, writes its counts and times.
 single_core_legs() {
   if [ "${COLVEC_NO_FUZZ:-0}" != 1 ] && [ -f build/Makefile ]; then
@@ -231,6 +234,22 @@ cross_legs() {
   done
 }
 
+# Prints the single-core lane's output and adds its counts and times.
+lane_collect() {
+  wait "$lane_pid"
+  cat "$lane.out"
+  # shellcheck disable=SC2031
+  if read -r p f s <"$lane.counts"; then
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    while IFS= read -r t; do [ -n "$t" ] && times+=("$t (alongside)"); done <"$lane.times"
+  else
+    echo "FAIL: the single-core legs left no counts (see $lane.out)"
+    fail=$((fail + 1))
+  fi
+  lane_pid=""
+}
+
+lane_pid=""
 if [ "${COLVEC_SERIAL:-0}" = 1 ] || ! [ -d build ]; then
   single_core_legs
   cross_legs
@@ -245,17 +264,15 @@ else
     printf '%s\n' "${times[@]}" >"$lane.times"
   ) &
   lane_pid=$!
-  echo "(fuzz smoke, Windows, WebAssembly and browser run alongside; their output follows the cross legs)"
-  cross_legs
-  wait "$lane_pid"
-  cat "$lane.out"
-  # shellcheck disable=SC2031
-  if read -r p f s <"$lane.counts"; then
-    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
-    while IFS= read -r t; do [ -n "$t" ] && times+=("$t (alongside)"); done <"$lane.times"
+  if [ -n "$cross" ]; then
+    echo "(fuzz smoke, Windows, WebAssembly and browser run alongside; their output follows the cross legs)"
+    cross_legs
+    lane_collect
   else
-    echo "FAIL: the single-core legs left no counts (see $lane.out)"
-    fail=$((fail + 1))
+    # No cross legs (none asked for, or their packages are missing): the
+    # lane runs alongside the ASan legs instead of leaving one core idle
+    # for its seven minutes.
+    echo "(fuzz smoke, Windows, WebAssembly and browser run alongside; their output follows the ASan legs)"
   fi
 fi
 if [ "${COLVEC_NO_RELEASE:-0}" != 1 ] && [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] &&
@@ -272,6 +289,7 @@ if [ "${COLVEC_NO_ASAN:-0}" != 1 ]; then
   echo "== ASan + UBSan debug build"
   run_suite build-asan --enable-debug --enable-sanitizers
 fi
+[ -z "$lane_pid" ] || lane_collect
 echo "== time per leg"
 printf '%s\n' "${times[@]}"
 echo "$(printf '%6d' $(($(date +%s) - t_start))) s  in all"
