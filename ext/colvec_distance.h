@@ -5,7 +5,7 @@
 ** compiled on x86-64 (function-level target attributes, so the rest of the
 ** build needs no special flags) and NEON on aarch64, and the fastest one the
 ** running CPU supports is chosen once at load time. The Check suite
-** test/check_distance.c compares every variant with the scalar twin.
+** test/unit/check_distance.c compares every variant with the scalar twin.
 **
 ** Implemented in colvec_distance.c (scalar, dispatch, metric wrappers),
 ** colvec_distance_avx2.c, colvec_distance_avx512.c, colvec_distance_neon.c.

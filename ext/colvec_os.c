@@ -13,7 +13,7 @@
 ** O_DIRECTORY are used where defined, F_FULLFSYNC on macOS.
 */
 /* realpath() is POSIX.1-2008, but glibc declares it only with the X/Open
-** or default feature sets: strict POSIX builds (test/posix_strict.sh)
+** or default feature sets: strict POSIX builds (test/port/posix_strict.sh)
 ** ask for X/Open 7, which is POSIX.1-2008 plus XSI. */
 #if defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) &&                     \
     !defined(_GNU_SOURCE) && !defined(_WIN32)

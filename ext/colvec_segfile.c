@@ -58,7 +58,7 @@ static uint64_t segGet64(const uint8_t *a) {
 
 /*************************************************************************
 ** Checksum: XXH64, seed 0 (identical to `xxhsum -H1`, checked against it
-** in test/check_segment.c). Measured 6.8-10.7 GB/s on one core of the
+** in test/unit/check_segment.c). Measured 6.8-10.7 GB/s on one core of the
 ** shared 2-vCPU machine at -O2 (64 MiB buffer hashed 10 times), so
 ** integrity-check is bounded by I/O, not by hashing.
 */

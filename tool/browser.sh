@@ -9,7 +9,7 @@
 #                                    its data (tool/browser/mkdemo.mjs) and
 #                                    the three files above
 #   colvec-wasm-VERSION.tgz          the npm package of the first three
-# Objects are shared with tool/check-wasm.sh (BUILDDIR/wasm/obj).
+# Objects are shared with tool/ci/check-wasm.sh (BUILDDIR/wasm/obj).
 #
 # Usage: tool/browser.sh [-C BUILDDIR]
 # Environment: EMCC (default emcc), CI (true: a missing tool fails).

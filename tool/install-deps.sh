@@ -5,12 +5,12 @@
 # Exit status: 0 when everything is installed, 3 when all but the cross
 # packages are (the mirror could not provide those), 1 otherwise.
 #   --cross  also what `make check-aarch64` and `make check-i386` need
-#            (tool/cross-check.sh): the aarch64 and i686 cross compilers,
+#            (tool/ci/cross-check.sh): the aarch64 and i686 cross compilers,
 #            qemu-user, and the :arm64 and :i386 multiarch libraries (the
 #            architectures are added to dpkg first); --cross=aarch64 or
 #            --cross=i386 for one CPU only
 #   --wasm   also what `make check-wasm` and `make check-browser` need
-#            (tool/check-wasm.sh, tool/check-browser.sh): emscripten (about
+#            (tool/ci/check-wasm.sh, tool/ci/check-browser.sh): emscripten (about
 #            900 MB installed, with clang-14, lld-14, binaryen and
 #            node-acorn) and chromium
 set -euo pipefail
@@ -65,8 +65,8 @@ if ((${#cross[@]})); then
   done
   missing=("${rest[@]+"${rest[@]}"}")
 fi
-# npm fetches the SQLite sources of tool/sqlite-matrix.sh (and better-sqlite3
-# for test/node_limit.sh); a node that did not come from Debian (e.g.
+# npm fetches the SQLite sources of tool/ci/sqlite-matrix.sh (and better-sqlite3
+# for test/client/node_limit.sh); a node that did not come from Debian (e.g.
 # NodeSource's nodejs, which carries npm) is kept.
 if ! command -v npm >/dev/null 2>&1; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
@@ -100,11 +100,23 @@ if ((${#missing[@]} + ${#missing_cross[@]})); then
   # ... Mirror sync in progress?"), which apt-get update reports as an
   # error: try again a few times, then install with what was fetched (the
   # install fails if that is not enough, and is tried again too).
+  # When only the foreign-architecture indexes fail (binary-i386,
+  # binary-arm64: they lag behind for hours), waiting does not help and
+  # the native packages can be installed: go on at once (the cross
+  # packages may then fail, and their legs are skipped).
+  upd=$(mktemp)
   for try in 1 2 3 4 5; do
-    $sudo apt-get update -qq && break
+    $sudo apt-get update -qq 2>"$upd" && break
+    cat "$upd" >&2
+    if grep -q 'Failed to fetch' "$upd" &&
+      ! grep 'Failed to fetch' "$upd" | grep -qv 'binary-\(i386\|arm64\)/'; then
+      echo "install-deps: only foreign-architecture indexes failed; going on" >&2
+      break
+    fi
     echo "install-deps: apt-get update failed (try $try of 5)" >&2
     sleep $((try * 15))
   done
+  rm -f "$upd"
   if ((${#missing[@]})); then
     apt_install "${missing[@]}" || exit 1
   fi

@@ -1,7 +1,7 @@
 # lib.sh — shell functions shared by the scripts that build colvec for
-# another platform or against another SQLite (tool/check-windows.sh,
-# tool/check-wasm.sh, tool/cross-check.sh, test/amalg_app.sh,
-# test/threadsafe0.sh, the node tests). Sourced, not
+# another platform or against another SQLite (tool/ci/check-windows.sh,
+# tool/ci/check-wasm.sh, tool/ci/cross-check.sh, test/port/amalg_app.sh,
+# test/port/threadsafe0.sh, the node tests). Sourced, not
 # run: `. "$top/tool/lib.sh"`.
 #
 # The sourcing script sets, before calling anything here:
@@ -66,25 +66,25 @@ node_better_sqlite3_loads() {
 }
 
 # Puts the newest SQLite amalgamation (sqlite3.c, sqlite3.h of the newest
-# leg of tool/sqlite-matrix.sh) in folder $1, unless it is there already.
+# leg of tool/ci/sqlite-matrix.sh) in folder $1, unless it is there already.
 # Ends the script through `missing` when it cannot be fetched.
 sqlite_source() {
   local dir=$1
   if [ ! -f "$dir/sqlite3.c" ]; then
     rm -rf "$dir"
     mkdir -p "$(dirname "$dir")"
-    "$top/tool/sqlite-matrix.sh" --source newest "$dir" ||
-      missing "SQLite amalgamation (tool/sqlite-matrix.sh --source newest failed)"
+    "$top/tool/ci/sqlite-matrix.sh" --source newest "$dir" ||
+      missing "SQLite amalgamation (tool/ci/sqlite-matrix.sh --source newest failed)"
   fi
   [ -f "$dir/sqlite3.c" ] || missing "no sqlite3.c in $dir"
 }
 
 # Sets `leg` to the folder of the newest SQLite leg, built by
-# tool/sqlite-matrix.sh (--prepare; with the default compiler, as CC is
+# tool/ci/sqlite-matrix.sh (--prepare; with the default compiler, as CC is
 # part of a leg's recipe). Ends the script through `missing` when it cannot
 # be fetched or built.
 sqlite_newest_leg() {
-  leg=$(env -u CC "$top/tool/sqlite-matrix.sh" --prepare newest) ||
+  leg=$(env -u CC "$top/tool/ci/sqlite-matrix.sh" --prepare newest) ||
     missing "the newest SQLite could not be fetched or built"
 }
 

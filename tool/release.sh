@@ -5,7 +5,7 @@
 #   colvec-VERSION-linux-x86_64.so     the tested native build (BUILDDIR's
 #                                      colvec.so: portable, SIMD kernels
 #                                      chosen at run time, no -march=native)
-#   colvec-VERSION-linux-aarch64.so    the cross build tool/cross-check.sh
+#   colvec-VERSION-linux-aarch64.so    the cross build tool/ci/cross-check.sh
 #                                      tests (BUILDDIR/cross-aarch64)
 #   colvec-VERSION-windows-x86_64.dll  the amalgamation compiled by mingw-w64
 #   colvec-VERSION-amalgamation.tar.gz colvec.c + colvec.h
@@ -13,7 +13,7 @@
 #   colvec-VERSION-py3-none-*.whl      a Python wheel per binary
 #   npm/colvec-VERSION.tgz and npm/colvec-PLATFORM-VERSION.tgz
 #   SHA256SUMS                         of every file above
-# Each binary runs test/pkg_load.c (loaded with sqlite3_load_extension, a
+# Each binary runs test/client/pkg_load.c (loaded with sqlite3_load_extension, a
 # KNN session over indexed segments): natively, under qemu-aarch64, and
 # under wine. The Linux binaries' newest imported glibc symbol version is
 # printed (the oldest glibc they run on; the wheels' tags carry it).
@@ -56,7 +56,7 @@ make -C "$builddir" -s dist >"$work/dist.out" 2>&1 ||
   { tail -20 "$work/dist.out"; say "make dist failed"; exit 1; }
 cp "$builddir/colvec-$version.tar.gz" "$out/"
 
-# aarch64: the autotools cross build, as tool/cross-check.sh makes it.
+# aarch64: the autotools cross build, as tool/ci/cross-check.sh makes it.
 cross=$builddir/cross-aarch64
 mkdir -p "$cross"
 if [ ! -f "$cross/Makefile" ] || [ "$top/configure" -nt "$cross/Makefile" ]; then
@@ -77,14 +77,14 @@ x86_64-w64-mingw32-gcc -std=c99 -O2 -Wall -Wextra -Werror -shared -static-libgcc
   -I"$work/sqlite" -o "$out/colvec-$version-windows-x86_64.dll" "$builddir/colvec.c" ||
   { say "the Windows DLL did not build"; exit 1; }
 
-# Tests: test/pkg_load.c on each binary, where it runs.
-cc -O1 -Wall -Wextra -Werror -o "$work/pkg_load" "$top/test/pkg_load.c" -lsqlite3 ||
+# Tests: test/client/pkg_load.c on each binary, where it runs.
+cc -O1 -Wall -Wextra -Werror -o "$work/pkg_load" "$top/test/client/pkg_load.c" -lsqlite3 ||
   { say "pkg_load did not build"; exit 1; }
 "$work/pkg_load" "$out/colvec-$version-linux-x86_64.so" "$version" >"$work/x86_64.log" 2>&1 ||
   { cat "$work/x86_64.log"; failed "the x86-64 binary"; }
 echo "$(tail -1 "$work/x86_64.log"): linux-x86_64 (native)"
 aarch64-linux-gnu-gcc -O1 -Wall -Wextra -Werror -I"$work/sqlite" \
-  -o "$work/pkg_load-aarch64" "$top/test/pkg_load.c" \
+  -o "$work/pkg_load-aarch64" "$top/test/client/pkg_load.c" \
   -L/usr/lib/aarch64-linux-gnu -lsqlite3 || { say "pkg_load for aarch64 did not build"; exit 1; }
 qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu \
   "$work/pkg_load-aarch64" "$out/colvec-$version-linux-aarch64.so" "$version" \
@@ -95,7 +95,7 @@ if [ ! -f "$work/obj-sqlite3.o" ] || [ "$work/sqlite/sqlite3.c" -nt "$work/obj-s
     -o "$work/obj-sqlite3.o" || { say "sqlite3.c did not build for Windows"; exit 1; }
 fi
 x86_64-w64-mingw32-gcc -O1 -Wall -Wextra -Werror -I"$work/sqlite" -static \
-  -o "$work/pkg_load.exe" "$top/test/pkg_load.c" "$work/obj-sqlite3.o" ||
+  -o "$work/pkg_load.exe" "$top/test/client/pkg_load.c" "$work/obj-sqlite3.o" ||
   { say "pkg_load.exe did not build"; exit 1; }
 wine_setup "$builddir/windows/wineprefix"
 (cd "$work" && "$wine" "$work/pkg_load.exe" \

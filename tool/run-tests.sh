@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # run-tests.sh — the whole test suite from a fresh clone: installs what is
 # missing, builds with -Werror and runs every suite on every SQLite of the
-# matrix (tool/sqlite-matrix.sh: the system SQLite with `make check`, then
+# matrix (tool/ci/sqlite-matrix.sh: the system SQLite with `make check`, then
 # 3.38.2, 3.53.2 and 3.54.1 with the suites that use SQLite), then the same
 # again under ASan+UBSan in build-asan/ unless COLVEC_NO_ASAN=1, and the
 # libFuzzer targets briefly (`make fuzz-smoke`) unless COLVEC_NO_FUZZ=1,
 # the Windows build under wine (`make check-windows`) unless
 # COLVEC_NO_WINDOWS=1, checks the sources' format (`make format-check`)
 # and that calls go one way (`make callgraph-check`),
-# and the release tarball (tool/dist-check.sh), then builds for the CPUs
-# in COLVEC_CROSS with tool/cross-check.sh (default "aarch64 i386", both
+# and the release tarball (tool/ci/dist-check.sh), then builds for the CPUs
+# in COLVEC_CROSS with tool/ci/cross-check.sh (default "aarch64 i386", both
 # under qemu-user, the Check and Tcl suites: about 20 minutes together;
 # COLVEC_CROSS="" runs none, COLVEC_CROSS_TCL=0 the Check suites only),
 # and the WebAssembly build under node
@@ -140,7 +140,7 @@ run_suite() {
     [ "$leg" = system ] && log=$dir/test-suite.log
     rm -f "$log"
     leg_begin "$dir: SQLite $leg"
-    tool/sqlite-matrix.sh -C "$dir" -j "$jobs" "$leg"
+    tool/ci/sqlite-matrix.sh -C "$dir" -j "$jobs" "$leg"
     tally $? "$log"
     leg_end
   done
@@ -168,16 +168,16 @@ if [ -f build/Makefile ]; then
   fi
   leg_end
   # Calls go one way: no file of ext/ calls into a file that calls it
-  # (tool/callgraph.tcl lists any circle).
+  # (tool/ci/callgraph.tcl lists any circle).
   echo "== call graph"
   step "call graph" build/callgraph.out '^callgraph:' \
     make -C build callgraph-check
 fi
 if [ -f build/Makefile ]; then
   # The release tarball: complete, and builds and tests from a clean unpack
-  # (tool/dist-check.sh; a few minutes).
+  # (tool/ci/dist-check.sh; a few minutes).
   echo "== dist check"
-  step "dist check" build/dist-check.out '^(ok|made)' tool/dist-check.sh build
+  step "dist check" build/dist-check.out '^(ok|made)' tool/ci/dist-check.sh build
 fi
 
 # The legs that keep one core busy at most (the fuzz smoke runs one target
@@ -204,22 +204,22 @@ single_core_legs() {
   fi
   if [ "${COLVEC_NO_WINDOWS:-0}" != 1 ] && [ -f build/Makefile ]; then
     # The Windows build (mingw-w64) of the Check suites and sql_session,
-    # run under wine (`make check-windows`, tool/check-windows.sh).
+    # run under wine (`make check-windows`, tool/ci/check-windows.sh).
     echo "== Windows (mingw-w64 + wine)"
     suite_leg "Windows (wine)" build/test-suite-windows.log \
-      tool/check-windows.sh -C build
+      tool/ci/check-windows.sh -C build
   fi
   if [ "${COLVEC_NO_WASM:-0}" != 1 ] && [ -f build/Makefile ]; then
     # SQLite and colvec compiled to WebAssembly (emscripten), sql_session
     # and the amalgamation app run under node (`make check-wasm`).
     echo "== WebAssembly (emscripten + node)"
     suite_leg "WebAssembly (node)" build/test-suite-wasm.log \
-      tool/check-wasm.sh -C build
+      tool/ci/check-wasm.sh -C build
     # The browser package and demo page, driven in headless Chromium
     # (`make check-browser`).
     echo "== browser (emscripten + headless Chromium)"
     suite_leg "browser (Chromium)" build/test-suite-browser.log \
-      tool/check-browser.sh -C build
+      tool/ci/check-browser.sh -C build
   fi
 }
 
@@ -227,10 +227,10 @@ single_core_legs() {
 cross_legs() {
   for arch in $cross; do
     # The suites built for another CPU (i386 and aarch64, run under qemu):
-    # tool/cross-check.sh, log in build/cross-ARCH/test-suite.log.
-    echo "== $arch (tool/cross-check.sh)"
+    # tool/ci/cross-check.sh, log in build/cross-ARCH/test-suite.log.
+    echo "== $arch (tool/ci/cross-check.sh)"
     suite_leg "$arch (cross)" "build/cross-$arch/test-suite.log" \
-      tool/cross-check.sh -C build -j "$jobs" "$arch"
+      tool/ci/cross-check.sh -C build -j "$jobs" "$arch"
   done
 }
 
