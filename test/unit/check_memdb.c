@@ -594,7 +594,8 @@ int main(void) {
   tcase_add_test(tc, test_workload_mmap);
   tcase_add_test(tc, test_workload_file);
   suite_add_tcase(s, tc);
-  /* its own case: it writes files (test/port/memdb_nofs.sh runs only "memdb") */
+  /* its own case: it writes files (test/port/memdb_nofs.sh runs only "memdb")
+   */
   tc = tcase_create("vfskind");
   tcase_add_test(tc, test_vfs_kind);
   suite_add_tcase(s, tc);

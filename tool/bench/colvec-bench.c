@@ -15,7 +15,8 @@
 ** opening to the first answer. `all` (default) does both in one process.
 ** `path` prints the database path the other phases use, and exits.
 **
-** Build: gcc -O2 -std=c99 -D_GNU_SOURCE tool/bench/colvec-bench.c tool/bench/bench_data.c
+** Build: gcc -O2 -std=c99 -D_GNU_SOURCE tool/bench/colvec-bench.c
+*tool/bench/bench_data.c
 **        $(pkg-config --cflags --libs sqlite3) -lz -lm -o colvec-bench
 */
 #include "bench_data.h"

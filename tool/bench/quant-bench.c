@@ -4,7 +4,8 @@
 ** the cost of preparing a bit query. Numbers in doc/BENCHMARKS.md.
 **
 ** Build (from the top of the tree, after a build in build/):
-**   gcc -O2 -Iext -Ibuild tool/bench/quant-bench.c build/.libs/libcolvec_core.a \
+**   gcc -O2 -Iext -Ibuild tool/bench/quant-bench.c build/.libs/libcolvec_core.a
+*\
 **       -lm -lpthread -o quant-bench
 ** usage: quant-bench [DIM]   (default 784; 2,000 random codes per type)
 */
