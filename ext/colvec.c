@@ -63,7 +63,7 @@ static void colvecLoadedRemove(void *pArg) {
     }
   }
   colvecMainMutexLeave();
-  colvecSegmentMemRelease(((ColvecLoaded *)pArg)->db);
+  colvecFolderMemRelease(((ColvecLoaded *)pArg)->db);
   sqlite3_free(pArg);
 }
 

@@ -535,19 +535,111 @@ int colvecLayoutBind(const ColvecConfig *pC, const ColvecSource *pSrc,
                      char **pzErr);
 
 /*************************************************************************
-** Interface to code in colvec_segment.c (the live segments of a table)
+** Interface to code in colvec_folder.c (where segment files are named and
+** kept)
 **
 ** Segment files live in <database file>-colvec/<folder>/NNNNNN.seg, where
 ** <folder> is an id chosen at CREATE (16 random hex digits, new on disk),
 ** recorded with the table (colvecStorageFolder) and never changed (RENAME
-** touches no files); tables
-** created before ids have the table name, %XX-escaped, instead. The name
-** is validated whenever it is read back. A database without a file
-** (":memory:", temporary, memdb) gets a name in the os layer's memory tree
-** instead (colvecSegmentDbFile): its folders and segments live in memory, by
-** the same code, until the connection closes. colvec deletes only
-** segment-named files
-** (NNNNNN.seg, NNNNNN.seg.tmp) and then a folder only when it is empty.
+** touches no files); tables created before ids have the table name,
+** %XX-escaped, instead. The name is validated whenever it is read back. A
+** database without a file (":memory:", temporary, memdb) gets a name in
+** the memory store instead (colvecFolderDbFile): its folders and segments
+** live in memory, by the same code, until the connection closes. colvec
+** deletes only segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) and then a
+** folder only when it is empty.
+*/
+
+/* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
+char *colvecFolderSegPath(const char *zDir, int64_t iSegid,
+                          const char *zSuffix);
+
+/*
+** Returns the store that holds schema zDb's segments: colvecStoreMem for
+** a database without a file (":memory:", temporary, SQLite's memdb VFS),
+** else colvecStoreFile. The one place a store is chosen.
+*/
+const ColvecStore *colvecFolderDbStore(sqlite3 *db, const char *zDb);
+
+/*
+** Returns the name that schema zDb's segment folders hang off
+** ("<name>-colvec/<folder>"), sqlite3_malloc'd (NULL when out of memory):
+** the database's file name, or for a database without a file (":memory:",
+** temporary, SQLite's memdb VFS) COLVEC_STORE_MEM_ROOT/<connection>/
+** <schema>, a path of the memory store that colvecFolderMemRelease() frees.
+*/
+char *colvecFolderDbFile(sqlite3 *db, const char *zDb);
+
+/*
+** Frees every memory folder and segment of connection db (called when the
+** connection closes; mappings still open keep their bytes until closed).
+*/
+void colvecFolderMemRelease(sqlite3 *db);
+
+/*
+** Returns the path of segment folder zFolder of the database file zFile,
+** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
+*/
+char *colvecFolderPath(const char *zFile, const char *zFolder);
+
+/*
+** Chooses an id for a new table of schema zDb and creates its folder (a
+** name nothing on disk, or in memory, uses yet), durably: the folder
+** holding it is fsynced, and so is the database's folder, which holds
+** <db>-colvec. Returns SQLITE_OK with *pzFolder set (sqlite3_malloc'd), or
+** an error with *pzErr set.
+*/
+int colvecFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
+                    char **pzErr);
+
+/*
+** Removes the segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) of table
+** folder zDir of store pStore, then zDir itself if that left it empty.
+** Anything else is kept; a zDir that is not a real folder (a symbolic link)
+** is not touched.
+*/
+void colvecFolderRemove(const ColvecStore *pStore, const char *zDir);
+
+/*
+** Removes orphan table folders of schema zDb: folders under <db>-colvec/
+** whose name is an id that no colvec table (other than zSkip, which is
+** being created or dropped) names, as colvecFolderRemove() does. Only
+** safe while this connection holds the write lock in a transaction that
+** cannot restore a dropped table: a CREATE or DROP in autocommit mode.
+** Errors are ignored (nothing is removed that could not be proven).
+*/
+void colvecFolderSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
+
+/*
+** Parses a segment file's name: "NNNNNN.seg", the writer's "NNNNNN.seg.tmp"
+** or a cache rebuild's "NNNNNN.seg.<hex>.tmp" (digits, at most 16 hex
+** digits). Returns 1 with *piSegid set, or 0 for any other name (not
+** colvec's to delete).
+*/
+int colvecFolderParseName(const char *zName, int64_t *piSegid);
+
+/*
+** Returns a copy of message zMsg (sqlite3_free it; NULL on OOM) in which
+** every quoted path of a memory file ("<memory>/.../000001.seg": a
+** database without a file, an embedded table's cache in memory, the copy
+** integrity-check rebuilds) reads 000001.seg (in memory): the internal
+** path means nothing to a user.
+*/
+char *colvecFolderUserMessage(const char *zMsg);
+
+/*
+** Returns the path of a scratch folder of connection db in the memory
+** store for table folder zDir, "<memory root>/<connection>/-<zUse>/<base
+** name of zDir>" (sqlite3_malloc'd; NULL when out of memory). No schema's
+** memory name starts with '-', so it is no table's folder.
+*/
+char *colvecFolderMemScratch(sqlite3 *db, const char *zUse, const char *zDir);
+
+/*************************************************************************
+** Interface to code in colvec_segment.c (the live segments of a table)
+**
+** Where the files are is colvec_folder.c's; how their bytes are kept
+** (sidecar or embedded) the table store's (ColvecTableStore, below).
 ** The live set is the table's manifest; rows deleted or replaced since a
 ** segment was written are its tombstones (both read through
 ** colvec_storage.c). Each connection keeps the segments it has opened
@@ -590,7 +682,7 @@ struct ColvecSegTable {
   const ColvecConfig *pConfig; /* table definition (not owned) */
   ColvecStorage *pStorage;     /* shadow tables (not owned) */
   char *zDir;                  /* folder of the segment files */
-  const ColvecStore *pStore;   /* where they live (colvecSegmentDbStore) */
+  const ColvecStore *pStore;   /* where they live (colvecFolderDbStore) */
   int bNoDir;                  /* zDir is a file or a link (embedded table):
                                ** segments are read into memory, nothing
                                ** is read or written there */
@@ -601,62 +693,6 @@ struct ColvecSegTable {
   int64_t iLocalGenNow;        /* bumped by this connection's writes */
   int bValid;                  /* the cached set has been loaded */
 };
-
-/*
-** Returns the store that holds schema zDb's segments: colvecStoreMem for
-** a database without a file (":memory:", temporary, SQLite's memdb VFS),
-** else colvecStoreFile. The one place a store is chosen.
-*/
-const ColvecStore *colvecSegmentDbStore(sqlite3 *db, const char *zDb);
-
-/*
-** Returns the name that schema zDb's segment folders hang off
-** ("<name>-colvec/<folder>"), sqlite3_malloc'd (NULL when out of memory):
-** the database's file name, or for a database without a file (":memory:",
-** temporary, SQLite's memdb VFS) COLVEC_STORE_MEM_ROOT/<connection>/
-** <schema>, a path of the memory store that colvecSegmentMemRelease() frees.
-*/
-char *colvecSegmentDbFile(sqlite3 *db, const char *zDb);
-
-/*
-** Frees every memory folder and segment of connection db (called when the
-** connection closes; mappings still open keep their bytes until closed).
-*/
-void colvecSegmentMemRelease(sqlite3 *db);
-
-/*
-** Returns the path of segment folder zFolder of the database file zFile,
-** "<zFile>-colvec/<zFolder>" (sqlite3_malloc'd; NULL when out of memory).
-*/
-char *colvecSegmentFolderPath(const char *zFile, const char *zFolder);
-
-/*
-** Chooses an id for a new table of schema zDb and creates its folder (a
-** name nothing on disk, or in memory, uses yet), durably: the folder
-** holding it is fsynced, and so is the database's folder, which holds
-** <db>-colvec. Returns SQLITE_OK with *pzFolder set (sqlite3_malloc'd), or
-** an error with *pzErr set.
-*/
-int colvecSegmentFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
-                           char **pzErr);
-
-/*
-** Removes the segment-named files (NNNNNN.seg, NNNNNN.seg.tmp) of table
-** folder zDir of store pStore, then zDir itself if that left it empty.
-** Anything else is kept; a zDir that is not a real folder (a symbolic link)
-** is not touched.
-*/
-void colvecSegmentFolderRemove(const ColvecStore *pStore, const char *zDir);
-
-/*
-** Removes orphan table folders of schema zDb: folders under <db>-colvec/
-** whose name is an id that no colvec table (other than zSkip, which is
-** being created or dropped) names, as colvecSegmentFolderRemove() does. Only
-** safe while this connection holds the write lock in a transaction that
-** cannot restore a dropped table: a CREATE or DROP in autocommit mode.
-** Errors are ignored (nothing is removed that could not be proven).
-*/
-void colvecSegmentSweepOrphans(sqlite3 *db, const char *zDb, const char *zSkip);
 
 /*
 ** Opens the segment set of a table in folder zFolder (validated or just
@@ -698,19 +734,6 @@ void colvecSegmentTableChanged(ColvecSegTable *p);
 int colvecSegmentTableRefresh(ColvecSegTable *p, char **pzErr);
 
 /*
-** colvec_backup(): copies the file of every segment of the set (call
-** colvecSegmentTableRefresh first, in the read transaction being backed up)
-*into
-** the existing folder zDestDir under the same names, each written as
-** NNNNNN.seg.tmp, fsynced and renamed; then fsyncs zDestDir. Copies from
-** the open handles, so files a newer commit deleted are still copied.
-** Adds the files written to *pnFile. Returns SQLITE_OK, or an error with
-** *pzErr set (files already written stay; the caller removes the folder).
-*/
-int colvecSegmentTableCopy(ColvecSegTable *p, const char *zDestDir,
-                           ColvecTick *pTick, int *pnFile, char **pzErr);
-
-/*
 ** Finds live row iRowid: returns 1 with *piSeg and *piRow set, or 0.
 ** (Call colvecSegmentTableRefresh first.)
 */
@@ -724,42 +747,80 @@ int colvecSegmentIsDead(const ColvecSegHandle *h, int64_t iRowid);
 int64_t colvecSegmentSearch(const int64_t *a, int64_t n, int64_t v);
 
 /*
-** Parses a segment file's name: "NNNNNN.seg", the writer's "NNNNNN.seg.tmp"
-** or a cache rebuild's "NNNNNN.seg.<hex>.tmp" (digits, at most 16 hex
-** digits). Returns 1 with *piSegid set, or 0 for any other name (not
-** colvec's to delete).
-*/
-int colvecSegmentParseName(const char *zName, int64_t *piSegid);
-
-/*
-** Embedded tables: rewrites the cache file of segment iSegid from
-** the stored bytes (after a section checksum failed), first dropping every
-*handle
-** of the set (the caller refreshes it). Returns SQLITE_OK or an error with
-** *pzErr set.
+** Rebuilds the file of segment iSegid from the bytes the table's store
+** keeps (a table store with bCache), first dropping every handle of the
+** set so that nothing maps the old file (the caller refreshes it).
+** Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecSegmentRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 
-/*
-** Returns a copy of message zMsg (sqlite3_free it; NULL on OOM) in which
-** every quoted path of a memory file ("<memory>/.../000001.seg": a
-** database without a file, an embedded table's cache in memory, the copy
-** integrity-check rebuilds) reads 000001.seg (in memory): the internal
-** path means nothing to a user.
+/*************************************************************************
+** The table stores (colvec_store_sidecar.c, colvec_store_embed.c): how a
+** table keeps its segments' bytes, above the ColvecStore its files are in
+** (colvec_store.h: disk or memory).
+**
+**   colvecTableStoreSidecar: the files in the table's folder are the
+**     segments; the database holds only their manifest.
+**   colvecTableStoreEmbedded (storage=embedded): the database holds every
+**     segment's bytes (T_segdata, through colvec_storage.c) and the files
+**     are a cache of them: verified before first use even with
+**     verify=none, rebuilt when missing or damaged (into memory when the
+**     folder cannot be written), and a file no row names is stale, not
+**     damage.
+**
+** A table's store follows its format version and is chosen in one place,
+** colvecSegmentTableStore(). Adding one (say, a store that fetches bytes
+** over HTTP) is one file defining a ColvecTableStore and one line there.
 */
-char *colvecSegmentUserMessage(const char *zMsg);
 
 /*
-** Embedded tables: checks the bytes the database holds for live segment h
-** against its manifest row and the table's layout, and every section
-** checksum, from a memory copy (pInt may stop it). Returns SQLITE_OK, or an
-** error with *pzErr set (COLVEC_CORRUPT_VTAB for bad bytes).
+** How a table store opens a segment file it has just rebuilt: supplied by
+** colvec_segment.c, which owns the handles.
 */
-int colvecSegmentCheckData(ColvecSegTable *p, ColvecSegHandle *h,
-                           const ColvecInterrupt *pInt, char **pzErr);
+typedef struct ColvecSegReopen ColvecSegReopen;
+struct ColvecSegReopen {
+  void *pCtx; /* the handle being opened (opaque to the store) */
+  /* opens file zPath of store pStore as the segment and verifies every
+  ** section (bMemo: through the process's memo of verified files).
+  ** Returns SQLITE_OK, or an error with *pzErr set and the file closed. */
+  int (*xOpen)(void *pCtx, const ColvecStore *pStore, const char *zPath,
+               int bMemo, char **pzErr);
+};
 
-/* Path of segment iSegid in folder zDir (sqlite3_malloc'd). */
-char *colvecSegmentPath(const char *zDir, int64_t iSegid, const char *zSuffix);
+/* The methods of one table store; see the section comment. */
+typedef struct ColvecTableStore ColvecTableStore;
+struct ColvecTableStore {
+  const char *zName; /* "sidecar", "embedded": colvec_segments().storage */
+  int bCache;        /* 1: the files are a cache of bytes kept elsewhere */
+  /* segment iSegid of set p could not be opened or failed a check with
+  ** rc (never SQLITE_NOMEM or an interrupt), *pzErr saying why: rebuilds
+  ** its file from the kept bytes and opens it through pReopen (NULL:
+  ** rebuild only), or returns rc and *pzErr as they are */
+  int (*xRecover)(ColvecSegTable *p, int64_t iSegid, int rc,
+                  const ColvecSegReopen *pReopen, char **pzErr);
+  /* segment iSegid's file zPath was just written, before the manifest
+  ** names it: keeps its bytes inside the current transaction */
+  int (*xKeep)(ColvecSegTable *p, int64_t iSegid, const char *zPath,
+               char **pzErr);
+  /* integrity-check of live segment h beyond its open file's checksums:
+  ** what new connections would read (pInt may stop it). SQLITE_OK, or an
+  ** error with *pzErr (COLVEC_CORRUPT_VTAB for damage) */
+  int (*xCheck)(ColvecSegTable *p, ColvecSegHandle *h,
+                const ColvecInterrupt *pInt, char **pzErr);
+};
+
+/* The files are the segments (colvec_store_sidecar.c). */
+extern const ColvecTableStore colvecTableStoreSidecar;
+
+/* The database keeps the bytes, the files cache them (colvec_store_embed.c). */
+extern const ColvecTableStore colvecTableStoreEmbedded;
+
+/*
+** Sets *pp to the store of the table whose shadow tables pStorage reads,
+** as of the current transaction. Returns SQLITE_OK or an error.
+*/
+int colvecSegmentTableStore(ColvecStorage *pStorage,
+                            const ColvecTableStore **pp);
 
 /*************************************************************************
 ** Interface to code in colvec_compact.c (writing segments)
@@ -815,15 +876,6 @@ void colvecCompactJobFree(ColvecCompactJob *p);
 */
 int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        int64_t nBudget, ColvecCompactJob **ppJob, char **pzErr);
-
-/*
-** Stores the bytes of finished segment file zPath of store pStore as
-** segment iSegid's
-** chunks in the database (an embedded table), inside the current transaction.
-** Returns SQLITE_OK or an error with *pzErr set.
-*/
-int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
-                       int64_t iSegid, const char *zPath, char **pzErr);
 
 /*
 ** The 'embed' (bEmbed) and 'sidecar' commands: switches the table's storage
@@ -1474,7 +1526,7 @@ int colvecStorageSegNeeded(ColvecStorage *p, sqlite3_int64 iSegid,
 
 /*
 ** Bound of the counters next_segid and generation: a segment file's name
-** holds at most 15 digits (colvecSegmentParseName), and a counter this large
+** holds at most 15 digits (colvecFolderParseName), and a counter this large
 ** can only come from a damaged database.
 */
 #define COLVEC_COUNTER_MAX ((sqlite3_int64)999999999999999)

@@ -333,9 +333,9 @@ static int backupClaim(BackupCall *p) {
   }
   if (p->nColvec == 0) return SQLITE_OK;
   /* the folder colvec will look for when the copy is opened */
-  zFile = colvecSegmentDbFile(p->pDest, "main");
+  zFile = colvecFolderDbFile(p->pDest, "main");
   if (zFile == NULL) return SQLITE_NOMEM;
-  if (!colvecSegmentDbStore(p->pDest, "main")->bDurable) {
+  if (!colvecFolderDbStore(p->pDest, "main")->bDurable) {
     sqlite3_free(zFile);
     return backupError(p, SQLITE_MISUSE,
                        "colvec: colvec_backup: the destination '%s' is not a "
@@ -353,6 +353,45 @@ static int backupClaim(BackupCall *p) {
                      p->zRoot, err.zMsg[0] ? ": " : " (it exists)", err.zMsg);
     sqlite3_free(p->zRoot);
     p->zRoot = NULL;
+  }
+  return rc;
+}
+
+/*
+** Copies the file of every segment of set p (refreshed in the read
+** transaction being backed up) into the existing folder zDestDir under
+** the same names, each written as NNNNNN.seg.tmp, fsynced and renamed;
+** then fsyncs zDestDir. Copies from
+** the open handles, so files a newer commit deleted are still copied.
+** Adds the files written to *pnFile. Returns SQLITE_OK, or an error with
+** *pzErr set (files already written stay; the caller removes the folder).
+*/
+static int backupCopySegments(ColvecSegTable *p, const char *zDestDir,
+                              ColvecTick *pTick, int *pnFile, char **pzErr) {
+  ColvecErr err;
+  int rc = SQLITE_OK, i;
+  colvecErrClear(&err);
+  for (i = 0; rc == SQLITE_OK && i < p->nSeg; i++) {
+    ColvecSegHandle *h = p->apSeg[i];
+    char *zTmp = colvecFolderSegPath(zDestDir, h->iSegid, ".tmp");
+    if (zTmp == NULL) return SQLITE_NOMEM;
+    colvecSegmentHandleRef(h);
+    rc = colvecSegfileCopyTo(h->pSeg, &colvecStoreFile, zTmp,
+                             pTick ? &pTick->hook : NULL, &err);
+    colvecSegmentHandleUnref(p->pConfig, h);
+    sqlite3_free(zTmp);
+    if (rc == COLVEC_INTERRUPT) {
+      rc = colvecTickError(pzErr);
+    } else if (rc != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    } else {
+      (*pnFile)++;
+    }
+  }
+  if (rc == SQLITE_OK &&
+      colvecStoreFile.xSyncDir(zDestDir, &err) != COLVEC_OK) {
+    *pzErr = sqlite3_mprintf("%s", err.zMsg);
+    rc = SQLITE_IOERR_FSYNC;
   }
   return rc;
 }
@@ -386,7 +425,7 @@ static int backupSegments(BackupCall *p) {
       break;
     }
     p->azDir[i] = zDir;
-    rc = colvecSegmentTableCopy(pTab->pSegs, zDir, &tick, &nFile, &zErr);
+    rc = backupCopySegments(pTab->pSegs, zDir, &tick, &nFile, &zErr);
     p->nFile += nFile;
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
@@ -459,7 +498,7 @@ static void backupUndo(BackupCall *p) {
     p->pDest = NULL;
   }
   for (i = 0; p->azDir && i < p->nTab; i++) {
-    if (p->azDir[i]) colvecSegmentFolderRemove(&colvecStoreFile, p->azDir[i]);
+    if (p->azDir[i]) colvecFolderRemove(&colvecStoreFile, p->azDir[i]);
   }
   if (p->zRoot) colvecStoreFile.xRmdir(p->zRoot, NULL);
   if (p->bMadeDb) {

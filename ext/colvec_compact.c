@@ -134,45 +134,11 @@ static int compactReadChecksum(const ColvecStore *pStore, const char *zPath,
   return SQLITE_OK;
 }
 
-/* Stores a segment file's bytes in the database; see colvecInt.h. */
-int colvecCompactEmbed(ColvecStorage *pStorage, const ColvecStore *pStore,
-                       int64_t iSegid, const char *zPath, char **pzErr) {
-  ColvecFile *pFile = NULL;
-  uint8_t *aBuf = NULL;
-  int64_t nByte = 0, iOff;
-  ColvecErr err;
-  int rc;
-  err.zMsg[0] = 0;
-  rc = pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
-  if (rc == COLVEC_OK) rc = pStore->xFileStat(pFile, &nByte, NULL, &err);
-  if (rc != COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = colvecReadRc(rc, err.iErrno);
-  } else {
-    aBuf = sqlite3_malloc64(COLVEC_EMBED_CHUNK);
-    if (aBuf == NULL) rc = SQLITE_NOMEM;
-  }
-  /* the file was just written or opened: its pages are in the page cache */
-  for (iOff = 0; rc == SQLITE_OK && iOff < nByte; iOff += COLVEC_EMBED_CHUNK) {
-    int n = (int)(nByte - iOff < COLVEC_EMBED_CHUNK ? nByte - iOff
-                                                    : COLVEC_EMBED_CHUNK);
-    if (pStore->xRead(pFile, aBuf, n, iOff, &err) != COLVEC_OK) {
-      *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = colvecReadRc(COLVEC_IOERR, err.iErrno);
-    } else {
-      rc = colvecStorageSegDataAdd(pStorage, iSegid, iOff / COLVEC_EMBED_CHUNK,
-                                   aBuf, n, pzErr);
-    }
-  }
-  if (pFile) pStore->xClose(pFile, NULL);
-  sqlite3_free(aBuf);
-  return rc;
-}
-
 /* Switches a table between sidecar and embedded; see colvecInt.h. */
 int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                          int bEmbed, char **pzErr) {
   int bNow = colvecStorageEmbedded(pStorage), rc = SQLITE_OK, i;
+  const ColvecTableStore *pKeep = NULL;
   if (bNow < 0) return -bNow;
   if (bNow == bEmbed) return SQLITE_OK;
   if (pSegs->bNoDir) {
@@ -187,12 +153,12 @@ int colvecCompactConvert(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   ** is rebuilt before the bytes go */
   rc = colvecSegmentTableRefresh(pSegs, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageSetEmbedded(pStorage, bEmbed, pzErr);
-  for (i = 0; rc == SQLITE_OK && bEmbed && i < pSegs->nSeg; i++) {
+  if (rc == SQLITE_OK) rc = colvecSegmentTableStore(pStorage, &pKeep);
+  /* the new store keeps every live segment's bytes as it would a new one */
+  for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     int64_t iSegid = pSegs->apSeg[i]->iSegid;
-    char *zPath = colvecSegmentPath(pSegs->zDir, iSegid, "");
-    rc = zPath
-             ? colvecCompactEmbed(pStorage, pSegs->pStore, iSegid, zPath, pzErr)
-             : SQLITE_NOMEM;
+    char *zPath = colvecFolderSegPath(pSegs->zDir, iSegid, "");
+    rc = zPath ? pKeep->xKeep(pSegs, iSegid, zPath, pzErr) : SQLITE_NOMEM;
     sqlite3_free(zPath);
   }
   colvecSegmentTableChanged(pSegs);
@@ -279,6 +245,7 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   int64_t nRow = 0;
   sqlite3_int64 iSegid = 0, iGen = 0;
   ColvecSegWriter *pW = NULL;
+  const ColvecTableStore *pKeep = NULL;
   char *zTmp = NULL, *zPath = NULL;
   void *pBuf = NULL;
   uint64_t cksum = 0;
@@ -296,8 +263,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       if (pC->aCol[i].nByte > nMaxByte) nMaxByte = pC->aCol[i].nByte;
     }
     pBuf = sqlite3_malloc64((sqlite3_uint64)nMaxByte);
-    zTmp = colvecSegmentPath(pSegs->zDir, iSegid, ".tmp");
-    zPath = colvecSegmentPath(pSegs->zDir, iSegid, "");
+    zTmp = colvecFolderSegPath(pSegs->zDir, iSegid, ".tmp");
+    zPath = colvecFolderSegPath(pSegs->zDir, iSegid, "");
     if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK && pSegs->bNoDir) {
       /* a file or a link where the folder should be: never written through */
@@ -363,12 +330,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     }
     if (rc == SQLITE_OK)
       rc = compactReadChecksum(pSegs->pStore, zPath, &cksum, pzErr);
-    if (rc == SQLITE_OK) {
-      int bEmbed = colvecStorageEmbedded(pStorage);
-      if (bEmbed < 0) rc = -bEmbed;
-      if (bEmbed > 0)
-        rc = colvecCompactEmbed(pStorage, pSegs->pStore, iSegid, zPath, pzErr);
-    }
+    if (rc == SQLITE_OK) rc = colvecSegmentTableStore(pStorage, &pKeep);
+    if (rc == SQLITE_OK) rc = pKeep->xKeep(pSegs, iSegid, zPath, pzErr);
     if (rc == SQLITE_OK) {
       rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
                                     compactTier(pC, nRow), pzErr);
@@ -660,8 +623,8 @@ int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 */
 static int compactSyncCommitted(ColvecStorage *pStorage) {
   const ColvecConfig *pC = pStorage->pConfig;
-  const ColvecStore *pStore = colvecSegmentDbStore(pStorage->db, pC->zDb);
-  char *zFile = colvecSegmentDbFile(pStorage->db, pC->zDb);
+  const ColvecStore *pStore = colvecFolderDbStore(pStorage->db, pC->zDb);
+  char *zFile = colvecFolderDbFile(pStorage->db, pC->zDb);
   int rc = SQLITE_OK;
   if (zFile == NULL) return SQLITE_NOMEM;
   if (!pStore->bDurable) {
@@ -728,7 +691,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
     int bNeeded;
-    if (!colvecSegmentParseName(azName[i], &iSegid)) continue;
+    if (!colvecFolderParseName(azName[i], &iSegid)) continue;
     bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iGen, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
@@ -789,8 +752,7 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   }
   for (i = 0; rc == SQLITE_OK && i < nName; i++) {
     int64_t iSegid;
-    if (!colvecSegmentParseName(azName[i], &iSegid) || iSegid >= iNext)
-      continue;
+    if (!colvecFolderParseName(azName[i], &iSegid) || iSegid >= iNext) continue;
     rc = colvecStorageSegNamed(pStorage, iSegid, azName[i], pzErr);
   }
   colvecOsListFree(azName, nName);

@@ -245,18 +245,19 @@ static int segmentsFill(SegmentsCursor *pCur, ColvecVtab *pTab, char **pzErr) {
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
   const char *zStorage = "sidecar";
-  int i, iCol, bEmbed, rc;
+  const ColvecTableStore *pKeep = NULL;
+  int i, iCol, rc;
   if (colvecVtabDamaged(pTab) != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("%s", pTab->base.zErrMsg);
     return COLVEC_CORRUPT_VTAB;
   }
-  bEmbed = colvecStorageEmbedded(pTab->pStorage);
-  if (bEmbed < 0) return -bEmbed;
+  rc = colvecSegmentTableStore(pTab->pStorage, &pKeep);
+  if (rc != SQLITE_OK) return rc;
   rc = colvecSegmentTableRefresh(pSegs, pzErr);
-  if (bEmbed) {
-    zStorage = "embedded";
-  } else if (strcmp(pSegs->pStore->zName, "memory") == 0) {
-    zStorage = "memory";
+  if (pKeep->bCache) {
+    zStorage = pKeep->zName;
+  } else if (!pSegs->pStore->bDurable) {
+    zStorage = "memory"; /* sidecar files of a database without a file */
   }
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     for (iCol = 0; rc == SQLITE_OK && iCol < pC->nCol; iCol++) {

@@ -26,7 +26,7 @@
 **
 ** Adding a store (say, a read-only one over HTTP range requests) is one
 ** new file defining one more ColvecStore, and one line where a table
-** picks its store (colvecSegmentDbStore() in colvec_segment.c).
+** picks its store (colvecFolderDbStore() in colvec_folder.c).
 */
 #ifndef COLVEC_STORE_H
 #define COLVEC_STORE_H
@@ -38,7 +38,7 @@ typedef struct ColvecStore ColvecStore;
 /*
 ** The name the memory store gives its root folder. Paths of the memory
 ** store start with it; it appears in messages about memory files, which
-** colvec rewrites before users see them (colvecSegmentUserMessage()).
+** colvec rewrites before users see them (colvecFolderUserMessage()).
 */
 #define COLVEC_STORE_MEM_ROOT "<memory>"
 

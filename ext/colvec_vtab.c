@@ -169,11 +169,10 @@ static void vtabDropFiles(ColvecVtab *pTab) {
     for (i = 0; i < list.n; i++) {
       bShared |= strcmp(list.azFolder[i], zFolder) == 0;
     }
-    if (!bShared)
-      colvecSegmentFolderRemove(pTab->pSegs->pStore, pTab->pSegs->zDir);
+    if (!bShared) colvecFolderRemove(pTab->pSegs->pStore, pTab->pSegs->zDir);
     colvecStorageFolderListFree(&list);
   }
-  colvecSegmentSweepOrphans(pTab->db, pC->zDb, pC->zName);
+  colvecFolderSweepOrphans(pTab->db, pC->zDb, pC->zName);
 }
 
 /*
@@ -226,9 +225,9 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
       ** transaction and holds the write lock, so folders no table names
       ** are orphans for certain and are swept first. */
       if (sqlite3_get_autocommit(db)) {
-        colvecSegmentSweepOrphans(db, pTab->pConfig->zDb, pTab->pConfig->zName);
+        colvecFolderSweepOrphans(db, pTab->pConfig->zDb, pTab->pConfig->zName);
       }
-      rc = colvecSegmentFolderNew(db, pTab->pConfig->zDb, &zFolder, pzErr);
+      rc = colvecFolderNew(db, pTab->pConfig->zDb, &zFolder, pzErr);
       bMadeFolder = rc == SQLITE_OK;
     }
   }
@@ -262,9 +261,9 @@ static int vtabInit(sqlite3 *db, int argc, const char *const *argv,
   }
   if (rc != SQLITE_OK && bMadeFolder) {
     /* the folder this failed CREATE made is still empty */
-    char *zFile = colvecSegmentDbFile(db, pTab->pConfig->zDb);
-    char *zDir = zFile ? colvecSegmentFolderPath(zFile, zFolder) : NULL;
-    if (zDir) colvecSegmentDbStore(db, pTab->pConfig->zDb)->xRmdir(zDir, NULL);
+    char *zFile = colvecFolderDbFile(db, pTab->pConfig->zDb);
+    char *zDir = zFile ? colvecFolderPath(zFile, zFolder) : NULL;
+    if (zDir) colvecFolderDbStore(db, pTab->pConfig->zDb)->xRmdir(zDir, NULL);
     sqlite3_free(zDir);
     sqlite3_free(zFile);
   }

@@ -349,52 +349,6 @@ int colvecWriteUpdate(ColvecVtab *pTab, sqlite3_int64 iOld, sqlite3_int64 iNew,
   return rc;
 }
 
-/*
-** Integrity check of a sidecar segment against the disk: the file its name
-** gives must exist and be the file handle h has open (same device and
-** inode where the os layer knows them). A connection keeps reading a
-** segment it mapped after the file was removed or replaced, while every
-** new connection fails; the check says so. Returns SQLITE_OK,
-** COLVEC_CORRUPT_VTAB with *pzErr set, or SQLITE_NOMEM.
-*/
-static int writeCheckOnDisk(ColvecSegTable *pSegs, ColvecSegHandle *h,
-                            char **pzErr) {
-  const char *zName = pSegs->pConfig->zName;
-  const ColvecFileId *pOld = colvecSegfileFileId(h->pSeg);
-  char *zPath = colvecSegmentPath(pSegs->zDir, h->iSegid, "");
-  ColvecFile *pFile = NULL;
-  ColvecFileId id;
-  ColvecErr err;
-  int64_t nByte = 0;
-  int rc = SQLITE_OK;
-  if (zPath == NULL) return SQLITE_NOMEM;
-  memset(&id, 0, sizeof(id));
-  err.zMsg[0] = 0;
-  if (pSegs->pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err) !=
-      COLVEC_OK) {
-    *pzErr = sqlite3_mprintf(
-        "colvec: integrity-check: table %s: segment %lld cannot be opened "
-        "from the disk (%s): this connection reads the copy it opened "
-        "before, new connections fail",
-        zName, (long long)h->iSegid, err.zMsg);
-    rc = COLVEC_CORRUPT_VTAB;
-  } else if (pSegs->pStore->xFileStat(pFile, &nByte, &id, &err) != COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s", zName,
-                             err.zMsg);
-    rc = COLVEC_CORRUPT_VTAB;
-  } else if (id.bValid && pOld->bValid &&
-             (id.iDev != pOld->iDev || id.iIno != pOld->iIno)) {
-    *pzErr = sqlite3_mprintf(
-        "colvec: integrity-check: table %s: segment file %s was replaced "
-        "by another file since this connection opened it",
-        zName, zPath);
-    rc = COLVEC_CORRUPT_VTAB;
-  }
-  if (pFile) pSegs->pStore->xClose(pFile, NULL);
-  sqlite3_free(zPath);
-  return rc;
-}
-
 /* xLive of colvecStorageIdCheck: writeRowExists for the table pCtx. */
 static int writeIdLive(void *pCtx, sqlite3_int64 iRowid) {
   char *zErr = NULL;
@@ -472,7 +426,8 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
   const ColvecConfig *pC = pTab->pConfig;
   ColvecSegTable *pSegs = pTab->pSegs;
   int rc = colvecStorageShadowCheck(pTab->db, pC, pzErr);
-  int i, bEmbed = 0, nRepair = 0;
+  const ColvecTableStore *pKeep = NULL;
+  int i, nRepair = 0;
   ColvecTick tick;
   if (rc == SQLITE_OK && pTab->zDamage) {
     *pzErr = sqlite3_mprintf("colvec: integrity-check: %s",
@@ -482,10 +437,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
   colvecTickInit(&tick, pTab->db);
   if (rc == SQLITE_OK && bFlush) rc = colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) rc = colvecStorageCheck(pTab->pStorage, pzErr);
-  if (rc == SQLITE_OK) {
-    bEmbed = colvecStorageEmbedded(pTab->pStorage);
-    if (bEmbed < 0) rc = -bEmbed;
-  }
+  if (rc == SQLITE_OK) rc = colvecSegmentTableStore(pTab->pStorage, &pKeep);
   /* the manifest afresh: this connection's own writes to the shadow
   ** tables leave PRAGMA data_version alone */
   colvecSegmentTableChanged(pSegs);
@@ -495,22 +447,16 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
     ColvecErr err;
     int64_t j;
     err.zMsg[0] = 0;
-    if (bEmbed) {
-      /* the stored bytes first: they are what a damaged file is rebuilt
-      ** from */
-      rc = colvecSegmentCheckData(pSegs, h, &tick.hook, pzErr);
-      if (rc != SQLITE_OK) break;
-    } else {
-      /* what new connections will find, not only what this one maps */
-      rc = writeCheckOnDisk(pSegs, h, pzErr);
-      if (rc != SQLITE_OK) break;
-    }
+    /* what new connections will read, not only what this one maps: the
+    ** files on disk, or the kept bytes a damaged file is rebuilt from */
+    rc = pKeep->xCheck(pSegs, h, &tick.hook, pzErr);
+    if (rc != SQLITE_OK) break;
     rc = colvecSegfileVerifyWith(h->pSeg, &tick.hook, &err);
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);
       break;
     }
-    if (rc != COLVEC_OK && bEmbed && nRepair <= pSegs->nSeg) {
+    if (rc != COLVEC_OK && pKeep->bCache && nRepair <= pSegs->nSeg) {
       /* a damaged cache file of good bytes: rebuilt, and the check starts
       ** over on the new set */
       nRepair++;
@@ -520,7 +466,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
       continue;
     }
     if (rc != COLVEC_OK) {
-      char *zWhy = colvecSegmentUserMessage(err.zMsg); /* no internal path */
+      char *zWhy = colvecFolderUserMessage(err.zMsg); /* no internal path */
       *pzErr = zWhy ? sqlite3_mprintf("colvec: integrity-check: table %s: %s",
                                       pC->zName, zWhy)
                     : NULL;
@@ -565,7 +511,7 @@ int colvecWriteCheck(ColvecVtab *pTab, int bFlush, char **pzNote,
     /* an embedded table's folder is a cache: a file no row names (one an
     ** old WAL reader rebuilt for its snapshot) is stale, not damage; the
     ** next cleanup deletes it. Only its counters are checked. */
-    rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, bEmbed, pzErr);
+    rc = colvecCompactCheckFiles(pSegs, pTab->pStorage, pKeep->bCache, pzErr);
   }
   return rc;
 }

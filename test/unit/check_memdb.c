@@ -276,10 +276,10 @@ static void memCheck(MemDb *p) {
   snprintf(zFolder, sizeof(zFolder), "%s",
            (const char *)sqlite3_column_text(pStmt, 0));
   sqlite3_finalize(pStmt);
-  zFile = colvecSegmentDbFile(p->db, "main");
+  zFile = colvecFolderDbFile(p->db, "main");
   ck_assert(zFile != NULL);
-  ck_assert(colvecSegmentDbStore(p->db, "main") == &colvecStoreMem);
-  zDir = colvecSegmentFolderPath(zFile, zFolder);
+  ck_assert(colvecFolderDbStore(p->db, "main") == &colvecStoreMem);
+  zDir = colvecFolderPath(zFile, zFolder);
   ck_assert(zDir != NULL);
   ck_assert_int_eq(colvecStoreMem.xListDir(zDir, NULL, &az, &n, NULL),
                    COLVEC_OK);
@@ -428,7 +428,7 @@ static void memWorkload(int eAccess) {
   ck_assert_int_eq(memInt(&x, "SELECT count(*) FROM t_manifest"), 1);
   /* DROP removes the folder; a new table gets a new one */
   x.iStep = 102;
-  zRoot = colvecSegmentDbFile(x.db, "main");
+  zRoot = colvecFolderDbFile(x.db, "main");
   ck_assert(zRoot != NULL);
   zRoot = sqlite3_mprintf("%z-colvec", zRoot);
   ck_assert_int_eq(memCount(zRoot), 1);
