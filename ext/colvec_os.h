@@ -323,12 +323,10 @@ struct ColvecOsHook {
 void colvecOsSetHook(const ColvecOsHook *pHook);
 
 /*************************************************************************
-** Internal to the file layer: what every platform's file calls share, and
-** what the memory store (colvec_store_mem.c) reuses for its messages and
-** listings. Nothing else calls these.
+** Internal to the file layer (colvec_os_base.c): what every os file, and
+** the memory store (colvec_store_mem.c), build messages and listings
+** with. Nothing else calls these.
 **
-** colvecOsHookBefore/After call the installed hook's xBefore/xAfter (0 and
-** nothing when none is installed; pn may be NULL except for WRITE).
 ** colvecOsErrnoErr records "colvec: cannot <zOp> \"<zPath>\": <strerror>"
 ** with errno iErrno and returns COLVEC_IOERR. colvecOsStrndup copies n
 ** bytes into a NUL-terminated string from colvecMalloc (NULL on OOM).
@@ -349,10 +347,6 @@ struct ColvecOsList {
   const char *zSuffix; /* only names ending in it; NULL or "" for all */
   size_t nSuffix;      /* strlen(zSuffix), 0 for all */
 };
-int colvecOsHookBefore(int eOp, const char *zPath, const char *zPath2,
-                       int64_t iArg, int64_t *pn);
-void colvecOsHookAfter(int eOp, const char *zPath, const char *zPath2,
-                       int64_t iArg, int64_t n);
 int colvecOsErrnoErr(ColvecErr *pErr, int iErrno, const char *zOp,
                      const char *zPath);
 char *colvecOsStrndup(const char *z, size_t n);

@@ -14,8 +14,8 @@
 ** Exit status: 0 when every file is intact, 1 when any file is corrupt or
 ** cannot be read (the message is printed), 2 on a usage error.
 **
-** SQLite-free: links colvec_mem.c, colvec_os.c, colvec_segfile.c and
-** colvec_hnsw.c.
+** SQLite-free: links the core library (libcolvec_core: the file layer,
+** colvec_segfile.c, colvec_hnsw.c).
 */
 #include "colvec_core.h"
 #include "colvec_hnsw.h"

@@ -1,5 +1,6 @@
 /*
-** check_segment.c — Check suite for colvec_os.c and colvec_segfile.c.
+** check_segment.c — Check suite for the file layer (colvec_os.c) and
+** colvec_segfile.c.
 **
 ** Writes small segments under a private temporary folder
 ** (test/lib/testdir.h) and checks:
