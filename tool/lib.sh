@@ -11,16 +11,29 @@
 #
 # The skip-or-fail rule of every test script: a missing tool or package is
 # a skip (exit 77) on a developer's machine and a failure (exit 1) under
-# CI=true, where tool/install-deps.sh has installed everything.
+# CI (CI=true or 1: ci_strict), where tool/install-deps.sh has installed
+# everything.
 
 # Prints a message on stderr, prefixed with the script's name.
 say() { echo "$prog: $*" >&2; }
 
-# Ends the script because $1 is missing: FAIL (exit 1) under CI=true, else
-# SKIP (exit 77). Says on stdout what installs it.
+# Succeeds under CI (CI=true or CI=1, as CI services set it), where
+# tool/install-deps.sh has installed everything: what is missing is then a
+# failure, not a skip.
+ci_strict() {
+  case ${CI:-} in
+    true | 1) return 0 ;;
+  esac
+  return 1
+}
+
+# Ends the script because $1 is missing: FAIL (exit 1) under CI
+# (ci_strict), showing the end of log file $2 when given and present; else
+# SKIP (exit 77, automake's skip status).
 missing() {
-  if [ "${CI:-}" = true ]; then
+  if ci_strict; then
     echo "FAIL: $prog: $1 ($hint installs it)"
+    if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -20 "$2"; fi
     exit 1
   fi
   echo "SKIP: $prog: $1 ($hint installs it; CI=true makes this a failure)"

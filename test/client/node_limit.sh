@@ -9,8 +9,8 @@
 # COLVEC_NODE_CACHE: better-sqlite3 is installed once into the cache
 # (tool/lib.sh, node_better_sqlite3), never into the source tree.
 # Exit status: node's; 77 (automake SKIP) without node/npm or when the
-# install fails (e.g. no network; a failure under CI=true); 99 (hard error)
-# without the extension.
+# install fails (e.g. no network; a failure under CI, tool/lib.sh's
+# missing); 99 (hard error) without the extension.
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -18,30 +18,16 @@ ext=${COLVEC_EXT:-$here/../../build/colvec.so}
 prog=node_limit hint="tool/install-deps.sh"
 . "$top/tool/lib.sh"
 
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-
-# Under CI=true (or 1) npm's registry is reachable, so an install that fails
-# is a failure; elsewhere it is a skip.
-fail_or_skip() {
-  case ${CI:-} in
-    true | 1) echo "FAIL: $*"; [ -f "$node_modules/../npm-install.log" ] && tail -20 "$node_modules/../npm-install.log"; exit 1 ;;
-  esac
-  skip "$@"
-}
-
-command -v node >/dev/null 2>&1 || skip "node not found"
-command -v npm >/dev/null 2>&1 || skip "npm not found"
+command -v node >/dev/null 2>&1 || missing "node not found"
+command -v npm >/dev/null 2>&1 || missing "npm not found"
 [ -f "$ext" ] || { echo "ERROR: extension $ext not found (set COLVEC_EXT)"; exit 99; }
 case $ext in /*) ;; *) ext=$(cd "$(dirname "$ext")" && pwd)/$(basename "$ext") ;; esac
 
 node_better_sqlite3
 case $? in
   0) ;;
-  1) fail_or_skip "npm install better-sqlite3@12 failed (no network?), see $node_modules/../npm-install.log" ;;
-  *) fail_or_skip "better-sqlite3 installed but does not load, see $node_modules/../npm-install.log" ;;
+  1) missing "npm install better-sqlite3@12 failed (no network?), see $node_modules/../npm-install.log" "$node_modules/../npm-install.log" ;;
+  *) missing "better-sqlite3 installed but does not load, see $node_modules/../npm-install.log" "$node_modules/../npm-install.log" ;;
 esac
 
 export NODE_PATH="$node_modules"

@@ -48,7 +48,7 @@ warn="-std=c99 -Wall -Wextra -pedantic -Werror"
 compilers=("$cc")
 if command -v clang >/dev/null 2>&1; then
   [ "$(basename "$cc")" = clang ] || compilers+=(clang)
-elif [ "${CI:-}" = true ]; then
+elif ci_strict; then
   echo "FAIL: clang is not installed (tool/install-deps.sh installs it)"
   fail=1
 else
@@ -58,7 +58,7 @@ if [ -n "${COLVEC_SAN_CFLAGS:-}" ]; then
   echo "note: musl-gcc is not tried in a sanitizer build"
 elif command -v musl-gcc >/dev/null 2>&1; then
   compilers+=(musl-gcc)
-elif [ "${CI:-}" = true ]; then
+elif ci_strict; then
   echo "FAIL: musl-gcc is not installed (tool/install-deps.sh installs musl-tools)"
   fail=1
 else

@@ -17,17 +17,19 @@
 # test/unit/check_memdb in the current folder; skipped when not built). Also
 # runs a session in the sqlite3 shell and one in /usr/bin/python3.
 # Exit status: 0 when clean; 1 on a failure; 77 (automake SKIP) without
-# strace or when unshare is refused (no privilege), except under CI=true,
+# strace or when unshare is refused (no privilege), except under CI,
 # where both are failures (tool/install-deps.sh installs strace).
 
 here=$(cd "$(dirname "$0")" && pwd)
+prog=memdb_nofs hint="tool/install-deps.sh"
+. "$here/../../tool/lib.sh" # ci_strict
 tclsh=${TCLSH:-tclsh}
 testdir=${COLVEC_TESTDIR:-$PWD/test/tmp}/nofs
 check=${CHECK_MEMDB:-$PWD/test/unit/check_memdb}
 
 skip() {
-  if [ "${CI:-}" = true ]; then
-    echo "FAIL: $* (CI=true: required)"
+  if ci_strict; then
+    echo "FAIL: $* (CI: required)"
     exit 1
   fi
   echo "SKIP: $*"

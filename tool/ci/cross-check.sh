@@ -143,7 +143,7 @@ if [ "${COLVEC_CROSS_TCL:-1}" != 0 ]; then
     else
       tail -20 tcl.out
       say "could not build the target tclsh / sqlite3 Tcl package"
-      [ "${CI:-}" = true ] && exit 1
+      ci_strict && exit 1
     fi
   else
     missing "libtcl8.6:${arch/aarch64/arm64} and tcl8.6-dev:${arch/aarch64/arm64} are needed for the Tcl suites (COLVEC_CROSS_TCL=0: Check suites only)"

@@ -50,6 +50,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+prog=sqlite-matrix hint="tool/install-deps.sh"
+. "$here/../lib.sh" # ci_strict
 builddir=$top/build
 jobs=""
 cache=${COLVEC_SQLITE_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/colvec-sqlite}
@@ -210,7 +212,7 @@ run_leg() {
     out="$builddir/check-$leg.out"
     rm -f "$builddir/$log"
     if ! dir=$(prepare "$leg"); then
-      if [ "${CI:-}" = true ]; then
+      if ci_strict; then
         echo "FAIL: SQLite leg '$leg' could not be fetched or built (see above)"
         return 1
       fi
