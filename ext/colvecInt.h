@@ -762,7 +762,7 @@ int colvecSegmentRepair(ColvecSegTable *p, int64_t iSegid, char **pzErr);
 **   colvecTableStoreSidecar: the files in the table's folder are the
 **     segments; the database holds only their manifest.
 **   colvecTableStoreEmbedded (storage=embedded): the database holds every
-**     segment's bytes (T_segdata, through colvec_storage.c) and the files
+**     segment's bytes (colvecStorageSegData*, colvec_storage.c) and the files
 **     are a cache of them: verified before first use even with
 **     verify=none, rebuilt when missing or damaged (into memory when the
 **     folder cannot be written), and a file no row names is stale, not
