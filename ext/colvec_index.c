@@ -443,6 +443,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (rc == SQLITE_OK &&
       (colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
            COLVEC_OK ||
+       colvecQuantQueryPrepareScan(&s->qq) != COLVEC_OK ||
        colvecTopkInit(&cand, (int)nWant) != COLVEC_OK)) {
     rc = SQLITE_NOMEM;
   }
@@ -450,7 +451,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   for (i = indexNextRow(aBits, 0, h->nRow); rc == SQLITE_OK;
        i = indexNextRow(aBits, i + 1, h->nRow)) {
     if (n == INDEX_SCAN_BATCH || (i >= h->nRow && n > 0)) {
-      colvecQuantDistanceBatch(&s->qq, apCode, n, aEst);
+      colvecQuantScanBatch(&s->qq, apCode, n, aEst);
       for (j = 0; j < n; j++) {
         colvecTopkPush(&cand, aEst[j], h->aRowid[aRow[j]], aRow[j]);
       }
