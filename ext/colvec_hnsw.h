@@ -104,6 +104,11 @@ struct ColvecHnswQuery {
   void *pCtx;                                    /* caller's context */
   void (*xDistBatch)(void *pCtx, const uint32_t *aNode, int nNode,
                      float *aOut); /* xDist of nNode nodes, or NULL */
+  int bTwoHop; /* with xAccept, level 0: a rejected neighbour is not
+               ** scored; its own neighbours that xAccept admits are
+               ** taken in its place (ACORN-1's two-hop expansion), and
+               ** the search may give up (ColvecHnswSearch.bGaveUp) */
+  float rPass; /* bTwoHop: the share of all nodes xAccept admits */
 };
 
 /* A (distance, id) pair: heap entries, candidates, results. */
@@ -261,6 +266,10 @@ struct ColvecHnswSearch {
   ColvecHnswPair *aTop;  /* max-heap of the best accepted nodes */
   uint32_t nTop;         /* entries in aTop */
   uint32_t nTopAlloc;    /* capacity of aTop */
+  int bGaveUp;           /* a two-hop search gave up: the rows it admits
+                         ** are few near the query (under a quarter of
+                         ** rPass among the start's two-hop neighbours),
+                         ** or fewer than nEf were reached; no result */
 };
 
 /* Zeroed graph with its directory filled from aLevel (levels <= MAX). */

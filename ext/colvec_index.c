@@ -16,6 +16,21 @@
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
 
+/*
+** A filter passing at least 1 / INDEX_TWOHOP_SHARE of a segment's rows
+** (and few enough to be scanned) is first searched through the graph with
+** the two-hop expansion (colvec_hnsw.c:hnswTwoHop), which scores passing
+** rows only; when the passing rows are sparse near the query (a filter
+** anti-correlated with it) or the search reaches too few, the rows are
+** scanned. Measured on Fashion-MNIST (60,000 rows): at 10 % the two-hop
+** search scored ~440 codes per query instead of the scan's 6,000, at 5 %
+** ~300; at 1 % two hops reach too few passing rows. Fewer than
+** INDEX_TWOHOP_MIN_ROWS passing rows are scanned: the graph would score
+** about as many.
+*/
+#define INDEX_TWOHOP_SHARE 20
+#define INDEX_TWOHOP_MIN_ROWS 2048
+
 /* Codes estimated per batch-kernel call by the scan on codes. */
 #define INDEX_SCAN_BATCH 64
 
@@ -613,6 +628,18 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     pType = &indexCodesMethods;
   } else if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
     int64_t nWant = (int64_t)ceil(q->k * q->rOversample);
+    if (pType == &colvecIndexHnswMethods && !q->bRange &&
+        nPass * INDEX_TWOHOP_SHARE >= h->nRow &&
+        nPass >= INDEX_TWOHOP_MIN_ROWS) {
+      /* the graph, two hops through failing rows, unless the passing rows
+      ** are sparse near the query */
+      s->bTwoHop = 1;
+      s->rPass = (double)nPass / (double)h->nRow;
+      s->bGaveUp = 0;
+      rc = pType->xSearch(pSegs, h, pIdx, s, q, aBits, pTopk, pzErr);
+      s->bTwoHop = 0;
+      if (rc != SQLITE_OK || !s->bGaveUp) return rc;
+    }
     pType = &indexExactMethods;
     if (pIdx->pQuant && pIdx->aCode && !q->bRange && nPass > 2 * nWant) {
       pType = &indexCodesMethods;

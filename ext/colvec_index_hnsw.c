@@ -575,10 +575,13 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.xPrefetch = indexPrefetch;
   hq.xAccept = aBits ? indexAccept : NULL;
   hq.pCtx = &ctx;
+  hq.bTwoHop = aBits != NULL && s->bTwoHop;
+  hq.rPass = (float)s->rPass;
   rc = colvecHnswSearch(pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
   s->stat.zWay = "graph";
   s->stat.nVisit += ctx.nVisit;
+  s->bGaveUp = hq.bTwoHop && rc == COLVEC_OK && s->pSearch->bGaveUp;
   if (ctx.rcRead != SQLITE_OK) {
     /* a vector could not be read: the results would be wrong */
     *pzErr = ctx.zErrRead;
@@ -589,6 +592,7 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                              (long long)h->iSegid, pC->zName);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
   }
+  if (s->bGaveUp) return SQLITE_OK; /* the caller scans instead */
   if (pIdx->nExact > 0) {
     rc = hnswAddExact(pIdx, s, &ctx, aBits, &nOut);
     if (ctx.rcRead != SQLITE_OK) {
