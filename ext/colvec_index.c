@@ -20,9 +20,11 @@
 ** A filter passing at least 1 / INDEX_TWOHOP_SHARE of a segment's rows
 ** (and few enough to be scanned) is first searched through the graph with
 ** the two-hop expansion (colvec_hnsw.c:hnswTwoHop), which scores passing
-** rows only; when the passing rows are sparse near the query (a filter
-** anti-correlated with it) or the search reaches too few, the rows are
-** scanned. Measured on Fashion-MNIST (60,000 rows): at 10 % the two-hop
+** rows only; where the passing rows are sparse near the query (a filter
+** anti-correlated with it) it starts from passing rows spread over the
+** segment (colvec_index_hnsw.c:indexSeeds); when it reaches too few, the
+** rows are scanned. Measured on Fashion-MNIST (60,000 rows): at 10 % the
+*two-hop
 ** search scored ~440 codes per query instead of the scan's 6,000, at 5 %
 ** ~300; at 1 % two hops reach too few passing rows. Fewer than
 ** INDEX_TWOHOP_MIN_ROWS passing rows are scanned: the graph would score

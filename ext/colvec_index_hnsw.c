@@ -485,6 +485,34 @@ static int indexAccept(void *pCtx, uint32_t iNode) {
   return (p->aBits[iNode >> 3] >> (iNode & 7)) & 1;
 }
 
+/* Passing rows a two-hop search may start from (colvecHnswQuery.aSeed). */
+#define INDEX_SEEDS 64
+
+/*
+** Fills aSeed with up to INDEX_SEEDS rows of bitmap aBits (nRow rows, a
+** share rPass of them set) spread evenly over the passing rows: every
+** (rPass x nRow / INDEX_SEEDS)-th. Returns how many.
+*/
+static int indexSeeds(const uint8_t *aBits, int64_t nRow, double rPass,
+                      uint32_t *aSeed) {
+  int64_t nStep = (int64_t)(rPass * (double)nRow / INDEX_SEEDS), nSkip = 0;
+  int64_t iByte, nByte = (nRow + 7) / 8;
+  int n = 0;
+  if (nStep < 1) nStep = 1;
+  for (iByte = 0; iByte < nByte && n < INDEX_SEEDS; iByte++) {
+    unsigned b = aBits[iByte];
+    while (b && n < INDEX_SEEDS) {
+      int64_t iRow = iByte * 8 + COLVEC_CTZ32(b);
+      b &= b - 1;
+      if (iRow >= nRow) break;
+      if (nSkip-- > 0) continue;
+      aSeed[n++] = (uint32_t)iRow;
+      nSkip = nStep - 1;
+    }
+  }
+  return n;
+}
+
 /*
 ** Makes room in the scratch for the graph's search state, nCand candidates
 ** and one vector of nByte bytes (access=file reads). Returns SQLITE_OK or
@@ -541,6 +569,7 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecHnsw *pGraph = (ColvecHnsw *)pIdx->pState;
   ColvecHnswQuery hq;
   IndexQuery ctx;
+  uint32_t aSeed[INDEX_SEEDS];
   int64_t nWant;
   int nEf, nOut = 0, rc;
 
@@ -577,6 +606,8 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.pCtx = &ctx;
   hq.bTwoHop = aBits != NULL && s->bTwoHop;
   hq.rPass = (float)s->rPass;
+  hq.aSeed = aSeed;
+  hq.nSeed = hq.bTwoHop ? indexSeeds(aBits, h->nRow, s->rPass, aSeed) : 0;
   rc = colvecHnswSearch(pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
   s->stat.zWay = "graph";
