@@ -479,48 +479,27 @@ static inline void colvecQuantPrefetchCode(const uint8_t *p, int nByte) {
 }
 
 /*
-** The loop of every batch kernel: aOut[i] = xOne(pQuery, apCode[i]),
-** prefetching the code nAhead places ahead (every cache line of it; the
-** first ones before the loop). Always inlined with a constant xOne and
-** nAhead, so each code costs a direct call (or none), never one through a
-** pointer.
+** The loop of every batch kernel: aOut[i] = xOne(pQuery,
+** apCode[i]), prefetching the code COLVEC_QUANT_PREFETCH places ahead
+** (every cache line of it; the first ones before the loop). Always inlined
+** with a constant xOne, so each code costs a direct call (or none), never
+** one through a pointer.
 */
-static inline __attribute__((always_inline)) void
-colvecQuantBatchAhead(const ColvecQuantQuery *pQuery,
-                      const uint8_t *const *apCode, int nCode, float *aOut,
-                      float (*xOne)(const ColvecQuantQuery *, const uint8_t *),
-                      int nAhead) {
-  int i;
-  int nByte = pQuery->pQuant->nCodeByte;
-  for (i = 0; i < nCode && i < nAhead; i++)
-    colvecQuantPrefetchCode(apCode[i], nByte);
-  for (i = 0; i < nCode; i++) {
-    if (i + nAhead < nCode) {
-      colvecQuantPrefetchCode(apCode[i + nAhead], nByte);
-    }
-    aOut[i] = xOne(pQuery, apCode[i]);
-  }
-}
-
-/* The loop of every xDistanceBatch kernel: colvecQuantBatchAhead,
-** COLVEC_QUANT_PREFETCH codes ahead. */
 static inline __attribute__((always_inline)) void
 colvecQuantBatchLoop(const ColvecQuantQuery *pQuery,
                      const uint8_t *const *apCode, int nCode, float *aOut,
                      float (*xOne)(const ColvecQuantQuery *, const uint8_t *)) {
-  colvecQuantBatchAhead(pQuery, apCode, nCode, aOut, xOne,
-                        COLVEC_QUANT_PREFETCH);
+  int i;
+  int nByte = pQuery->pQuant->nCodeByte;
+  for (i = 0; i < nCode && i < COLVEC_QUANT_PREFETCH; i++)
+    colvecQuantPrefetchCode(apCode[i], nByte);
+  for (i = 0; i < nCode; i++) {
+    if (i + COLVEC_QUANT_PREFETCH < nCode) {
+      colvecQuantPrefetchCode(apCode[i + COLVEC_QUANT_PREFETCH], nByte);
+    }
+    aOut[i] = xOne(pQuery, apCode[i]);
+  }
 }
-
-/*
-** How many codes ahead a scan's batch kernel (xScanBatch) prefetches. A
-** scan reads thousands of codes in a row: prefetching all of a batch's
-** 64 codes (13 cache lines each at 784-d) before scoring the first one
-** left the loads waiting on the prefetches (perf); 8 ahead overlaps the
-** memory reads with the scoring, and was 5-10 % faster on 6,000-row
-** filtered scans of Fashion-MNIST.
-*/
-#define COLVEC_QUANT_SCAN_PREFETCH 8
 
 /*
 ** Copies the nDim floats of v to aOut, dividing by the Euclidean norm when

@@ -252,8 +252,7 @@ static float quantAvx2Int8ScanDist(const ColvecQuantQuery *pQuery,
 static void quantAvx2Int8Scan(const ColvecQuantQuery *pQuery,
                               const uint8_t *const *apCode, int nCode,
                               float *aOut) {
-  colvecQuantBatchAhead(pQuery, apCode, nCode, aOut, quantAvx2Int8ScanDist,
-                        COLVEC_QUANT_SCAN_PREFETCH);
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantAvx2Int8ScanDist);
 }
 
 /* int4 estimate. */

@@ -121,8 +121,7 @@ static float quantAvx512Int8ScanDist(const ColvecQuantQuery *pQuery,
 static void quantAvx512Int8Scan(const ColvecQuantQuery *pQuery,
                                 const uint8_t *const *apCode, int nCode,
                                 float *aOut) {
-  colvecQuantBatchAhead(pQuery, apCode, nCode, aOut, quantAvx512Int8ScanDist,
-                        COLVEC_QUANT_SCAN_PREFETCH);
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantAvx512Int8ScanDist);
 }
 
 /* Bit estimate. */

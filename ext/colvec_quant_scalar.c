@@ -97,8 +97,7 @@ static float quantScalarInt8ScanDist(const ColvecQuantQuery *pQuery,
 static void quantScalarInt8Scan(const ColvecQuantQuery *pQuery,
                                 const uint8_t *const *apCode, int nCode,
                                 float *aOut) {
-  colvecQuantBatchAhead(pQuery, apCode, nCode, aOut, quantScalarInt8ScanDist,
-                        COLVEC_QUANT_SCAN_PREFETCH);
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantScalarInt8ScanDist);
 }
 
 /* int4 estimate. */
