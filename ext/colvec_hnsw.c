@@ -815,26 +815,28 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
   if (pQuery->bTwoHop && pQuery->xAccept && hnswSparse(pGraph, pQuery, iCur)) {
     /* start from the seeds instead (all of them: one alone can sit in a
     ** corner of the passing rows' subgraph) */
+    uint32_t aSeed[2 * COLVEC_HNSW_MAX_M];
     float aSeedDist[2 * COLVEC_HNSW_MAX_M];
     int j;
-    nStart = pQuery->nSeed < 2 * COLVEC_HNSW_MAX_M ? pQuery->nSeed
-                                                   : 2 * COLVEC_HNSW_MAX_M;
-    if (pQuery->aSeed == NULL || nStart <= 0) {
+    nStart = pQuery->xSeeds
+                 ? pQuery->xSeeds(pQuery->pCtx, aSeed, 2 * COLVEC_HNSW_MAX_M)
+                 : 0;
+    if (nStart <= 0 || nStart > 2 * COLVEC_HNSW_MAX_M) {
       pSearch->bGaveUp = 1;
       return COLVEC_OK;
     }
     for (j = 0; j < nStart; j++) {
-      if (pQuery->aSeed[j] >= pGraph->nNode) return COLVEC_CORRUPT;
+      if (aSeed[j] >= pGraph->nNode) return COLVEC_CORRUPT;
     }
     if (pQuery->xDistBatch) {
-      pQuery->xDistBatch(pQuery->pCtx, pQuery->aSeed, nStart, aSeedDist);
+      pQuery->xDistBatch(pQuery->pCtx, aSeed, nStart, aSeedDist);
     } else {
       for (j = 0; j < nStart; j++)
-        aSeedDist[j] = pQuery->xDist(pQuery->pCtx, pQuery->aSeed[j]);
+        aSeedDist[j] = pQuery->xDist(pQuery->pCtx, aSeed[j]);
     }
     for (j = 0; j < nStart; j++) {
       aStart[j].d = aSeedDist[j];
-      aStart[j].id = pQuery->aSeed[j];
+      aStart[j].id = aSeed[j];
     }
     /* a wider beam: the way from the seeds to the query is longer */
     nEf = 2 * nEf < (int)pGraph->nNode ? 2 * nEf : (int)pGraph->nNode;

@@ -104,17 +104,16 @@ struct ColvecHnswQuery {
   void *pCtx;                                    /* caller's context */
   void (*xDistBatch)(void *pCtx, const uint32_t *aNode, int nNode,
                      float *aOut); /* xDist of nNode nodes, or NULL */
-  int bTwoHop;           /* with xAccept, level 0: a rejected neighbour is not
-                         ** scored; its own neighbours that xAccept admits are
-                         ** taken in its place (ACORN-1's two-hop expansion), and
-                         ** the search may give up (ColvecHnswSearch.bGaveUp) */
-  float rPass;           /* bTwoHop: the share of all nodes xAccept admits */
-  const uint32_t *aSeed; /* bTwoHop: level-0 nodes xAccept admits, spread
-                         ** over the graph, or NULL: where admitted nodes
-                         ** are sparse near the query, the search starts
-                         ** from all of them, its beam twice as wide,
-                         ** instead of giving up */
-  int nSeed;             /* entries at aSeed (at most 2 x COLVEC_HNSW_MAX_M) */
+  int bTwoHop; /* with xAccept, level 0: a rejected neighbour is not
+               ** scored; its own neighbours that xAccept admits are
+               ** taken in its place (ACORN-1's two-hop expansion), and
+               ** the search may give up (ColvecHnswSearch.bGaveUp) */
+  float rPass; /* bTwoHop: the share of all nodes xAccept admits */
+  /* bTwoHop, or NULL: where the nodes xAccept admits are sparse near the
+  ** query, writes up to nMax (2 x COLVEC_HNSW_MAX_M) of them, spread over
+  ** the graph, to aSeed and returns how many; the search starts from all
+  ** of them, its beam twice as wide, instead of giving up */
+  int (*xSeeds)(void *pCtx, uint32_t *aSeed, int nMax);
 };
 
 /* A (distance, id) pair: heap entries, candidates, results. */

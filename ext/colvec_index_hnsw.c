@@ -392,6 +392,7 @@ struct IndexQuery {
   int rcRead;                  /* first failed vector read, SQLITE_OK if none */
   char *zErrRead;              /* its message (owned) */
   int64_t nVisit;              /* query-to-node distances computed */
+  double rPass;                /* share of the rows aBits passes (seeds) */
 };
 
 static float indexExactDist(IndexQuery *p, uint32_t iNode);
@@ -485,23 +486,24 @@ static int indexAccept(void *pCtx, uint32_t iNode) {
   return (p->aBits[iNode >> 3] >> (iNode & 7)) & 1;
 }
 
-/* Passing rows a two-hop search may start from (colvecHnswQuery.aSeed). */
+/* Most passing rows a two-hop search starts from (ColvecHnswQuery.xSeeds). */
 #define INDEX_SEEDS 64
 
 /*
-** Fills aSeed with up to INDEX_SEEDS rows of bitmap aBits (nRow rows, a
-** share rPass of them set) spread evenly over the passing rows: every
-** (rPass x nRow / INDEX_SEEDS)-th. Returns how many.
+** ColvecHnswQuery.xSeeds: writes to aSeed up to min(nMax, INDEX_SEEDS)
+** rows of the filter bitmap, spread evenly over the passing rows (every
+** (rPass x rows / INDEX_SEEDS)-th), and returns how many.
 */
-static int indexSeeds(const uint8_t *aBits, int64_t nRow, double rPass,
-                      uint32_t *aSeed) {
-  int64_t nStep = (int64_t)(rPass * (double)nRow / INDEX_SEEDS), nSkip = 0;
-  int64_t iByte, nByte = (nRow + 7) / 8;
+static int indexSeeds(void *pCtx, uint32_t *aSeed, int nMax) {
+  const IndexQuery *p = (const IndexQuery *)pCtx;
+  int64_t nRow = p->h->nRow, iByte, nByte = (nRow + 7) / 8, nSkip = 0;
+  int64_t nStep = (int64_t)(p->rPass * (double)nRow / INDEX_SEEDS);
   int n = 0;
+  if (nMax > INDEX_SEEDS) nMax = INDEX_SEEDS;
   if (nStep < 1) nStep = 1;
-  for (iByte = 0; iByte < nByte && n < INDEX_SEEDS; iByte++) {
-    unsigned b = aBits[iByte];
-    while (b && n < INDEX_SEEDS) {
+  for (iByte = 0; iByte < nByte && n < nMax; iByte++) {
+    unsigned b = p->aBits[iByte];
+    while (b && n < nMax) {
       int64_t iRow = iByte * 8 + COLVEC_CTZ32(b);
       b &= b - 1;
       if (iRow >= nRow) break;
@@ -569,7 +571,6 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecHnsw *pGraph = (ColvecHnsw *)pIdx->pState;
   ColvecHnswQuery hq;
   IndexQuery ctx;
-  uint32_t aSeed[INDEX_SEEDS];
   int64_t nWant;
   int nEf, nOut = 0, rc;
 
@@ -606,8 +607,8 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.pCtx = &ctx;
   hq.bTwoHop = aBits != NULL && s->bTwoHop;
   hq.rPass = (float)s->rPass;
-  hq.aSeed = aSeed;
-  hq.nSeed = hq.bTwoHop ? indexSeeds(aBits, h->nRow, s->rPass, aSeed) : 0;
+  hq.xSeeds = hq.bTwoHop ? indexSeeds : NULL;
+  ctx.rPass = s->rPass;
   rc = colvecHnswSearch(pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
   s->stat.zWay = "graph";

@@ -281,7 +281,7 @@ static double tRecall(const ColvecHnsw *pG, const TData *p, int nEf) {
   int i;
   for (i = 0; i < gnQuery; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL, 0};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aGot[T_K], aTruth[T_K];
     float aGotD[T_K], aTruthD[T_K];
     int nGot, nTruth;
@@ -521,7 +521,7 @@ static void tSameResults(const ColvecHnsw *pA, const ColvecHnsw *pB,
   int i, j;
   for (i = 0; i < 50; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL, 0};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aNodeA[64], aNodeB[64];
     float aDistA[64], aDistB[64];
     int nA, nB;
@@ -647,8 +647,8 @@ START_TEST(test_corruption) {
       }
       for (i = 0; i < 3; i++) {
         TQuery q;
-        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL,
-                              0,          0.0f,      NULL, 0};
+        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL,
+                              NULL,       0,         0.0f, NULL};
         uint32_t aNode[16];
         float aDist[16];
         int nOut = -1, j;
@@ -684,8 +684,7 @@ END_TEST
 ** least rMin. Returns the overlap.
 */
 static double tFiltered(TQuery *q, int nEf, int k, int nAccepted, double rMin) {
-  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL,
-                        0,          0.0f, NULL,    0};
+  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL, 0, 0.0f, NULL};
   uint32_t aNode[64], aTruth[64];
   float aDist[64], aTruthD[64];
   int nOut, nTruth, j;
@@ -727,6 +726,15 @@ START_TEST(test_filter) {
 }
 END_TEST
 
+/* Seeds of a two-hop search: 32 nodes = 3 (mod 10) spread over the graph. */
+static int tSeeds(void *pCtx, uint32_t *aSeed, int nMax) {
+  int j;
+  (void)pCtx;
+  for (j = 0; j < 32 && j < nMax; j++)
+    aSeed[j] = (uint32_t)((j * (gnVec / 32)) / 10 * 10 + 3);
+  return j;
+}
+
 /*
 ** The two-hop search (bTwoHop): at 10 % selectivity it returns k accepted
 ** nodes without giving up and with the recall of the classic filtered
@@ -736,12 +744,10 @@ END_TEST
 */
 START_TEST(test_filter_twohop) {
   double sum10 = 0, sumSeed = 0;
-  uint32_t aSeed[32];
   int i, nGaveUp = 0;
   tSetup();
   for (i = 0; i < 50; i++) {
-    ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL,
-                          1,          0.1f, NULL,    0};
+    ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL, 1, 0.1f, NULL};
     uint32_t aNode[64], aTruth[64];
     float aDist[64], aTruthD[64];
     int nOut, nTruth, j;
@@ -766,11 +772,8 @@ START_TEST(test_filter_twohop) {
     sum10 += tOverlap(aNode, nOut, aTruth, nTruth);
     /* taken for sparse near the query (a share of 1 expected): the search
     ** starts from the seeds, accepted nodes spread over the graph */
-    for (j = 0; j < 32; j++)
-      aSeed[j] = (uint32_t)((j * (gnVec / 32)) / 10 * 10 + 3);
     hq.rPass = 1.0f;
-    hq.aSeed = aSeed;
-    hq.nSeed = 32;
+    hq.xSeeds = tSeeds;
     T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aNode, aDist, &nOut),
          COLVEC_OK);
     T_ASSERT(!gpS->bGaveUp);
@@ -778,8 +781,7 @@ START_TEST(test_filter_twohop) {
     for (j = 0; j < nOut; j++)
       T_ASSERT(tAcceptRule(&q, aNode[j]));
     sumSeed += tOverlap(aNode, nOut, aTruth, nTruth);
-    hq.aSeed = NULL;
-    hq.nSeed = 0;
+    hq.xSeeds = NULL;
     q.iMod = 0; /* only nodes 0..5 */
     q.iRem = 6;
     hq.rPass = 6.0f / (float)gnVec;
@@ -812,7 +814,7 @@ START_TEST(test_prefetch) {
   tSetup();
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL, 0};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aA[10], aB[10], aC[10];
     float dA[10], dB[10], dC[10];
     int nA, nB, nC;
@@ -860,7 +862,7 @@ START_TEST(test_epoch_wrap) {
   pOld->iEpoch = 65534;
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL, 0};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aA[10], aB[10];
     float dA[10], dB[10];
     int nA, nB;
@@ -892,8 +894,8 @@ START_TEST(test_small) {
   for (nN = 0; nN <= 5; nN++) {
     TData d = {8, 0, aVec, 0};
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL,
-                          0,          0.0f,      NULL, 0};
+    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL,
+                          NULL,       0,         0.0f, NULL};
     ColvecHnsw *pG, *pO = NULL;
     uint8_t *a;
     size_t n;
