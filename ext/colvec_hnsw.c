@@ -613,19 +613,18 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
 }
 
 /*
-** Beam search of width nEf (>= 1) on iLevel from the nStart (>= 1) local
-** ids and distances aStart (duplicates taken once), hnswlib's
-** searchBaseLayer. Local ids are node ids on level 0 and
+** Beam search of width nEf (>= 1) on iLevel from local id iStart (distance
+** dStart), hnswlib's searchBaseLayer. Local ids are node ids on level 0 and
 ** directory indices above; pSearch must have been reserved for the graph's
 ** nNode and nEf. On return pSearch->aTop[0..nTop) is a max-heap of the best
 ** nEf accepted nodes found (local ids). Returns COLVEC_OK, COLVEC_CORRUPT
 ** when a level-0 record is out of range, or COLVEC_NOMEM when the candidate
 ** heap could not grow.
 */
-static int hnswLayer(const ColvecHnsw *pGraph, int iLevel,
-                     const ColvecHnswQuery *pQuery,
-                     const ColvecHnswPair *aStart, int nStart, uint32_t nEf,
-                     ColvecHnswSearch *pSearch) {
+int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
+                          const ColvecHnswQuery *pQuery, uint32_t iStart,
+                          float dStart, uint32_t nEf,
+                          ColvecHnswSearch *pSearch) {
   ColvecHnswSearch *pS = pSearch;
   const uint32_t nMax = iLevel ? pGraph->nM : pGraph->nM0;
   const uint32_t nLimit = iLevel ? pGraph->nUpper : pGraph->nNode;
@@ -636,31 +635,19 @@ static int hnswLayer(const ColvecHnsw *pGraph, int iLevel,
   float dLower = INFINITY;               /* worst distance in aTop */
   int bTwoHop = iLevel == 0 && pQuery->bTwoHop && pQuery->xAccept;
   ColvecHnswPair x;
-  int iS;
 
   hnswNextEpoch(pS);
   pS->nCand = 0;
   pS->nTop = 0;
-  for (iS = 0; iS < nStart; iS++) {
-    x = aStart[iS];
-    if (pS->aVisit[x.id] == pS->iEpoch) continue;
-    pS->aVisit[x.id] = pS->iEpoch;
-    if (pQuery->xAccept == NULL ||
-        pQuery->xAccept(pCtx, hnswNodeOf(pGraph, iLevel, x.id))) {
-      hnswHeapPush(pS->aTop, &pS->nTop, x, 1);
-      if (pS->nTop > nEf) hnswHeapPop(pS->aTop, &pS->nTop, 1);
-      dLower = pS->aTop[0].d;
-    }
-    if (pS->nCand == pS->nCandAlloc) {
-      uint32_t nNewAlloc = pS->nCandAlloc * 2;
-      ColvecHnswPair *aC = (ColvecHnswPair *)colvecRealloc(
-          pS->aCand, (int64_t)nNewAlloc * (int64_t)sizeof(ColvecHnswPair));
-      if (aC == NULL) return COLVEC_NOMEM;
-      pS->aCand = aC;
-      pS->nCandAlloc = nNewAlloc;
-    }
-    hnswHeapPush(pS->aCand, &pS->nCand, x, 0);
+  pS->aVisit[iStart] = pS->iEpoch;
+  x.d = dStart;
+  x.id = iStart;
+  if (pQuery->xAccept == NULL ||
+      pQuery->xAccept(pCtx, hnswNodeOf(pGraph, iLevel, iStart))) {
+    hnswHeapPush(pS->aTop, &pS->nTop, x, 1);
+    dLower = dStart;
   }
+  hnswHeapPush(pS->aCand, &pS->nCand, x, 0);
 
   while (pS->nCand > 0) {
     const uint32_t *a;
@@ -733,17 +720,6 @@ static int hnswLayer(const ColvecHnsw *pGraph, int iLevel,
   return COLVEC_OK;
 }
 
-/* Beam search of one level from one start; see colvec_hnsw.h. */
-int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
-                          const ColvecHnswQuery *pQuery, uint32_t iStart,
-                          float dStart, uint32_t nEf,
-                          ColvecHnswSearch *pSearch) {
-  ColvecHnswPair x;
-  x.d = dStart;
-  x.id = iStart;
-  return hnswLayer(pGraph, iLevel, pQuery, &x, 1, nEf, pSearch);
-}
-
 /*
 ** Whether the rows pQuery->xAccept admits are sparse around level-0 node
 ** iStart: among its neighbours and theirs (counted with repeats), the
@@ -790,8 +766,7 @@ static int hnswSparse(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
 int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
                      int nEf, int k, ColvecHnswSearch *pSearch,
                      uint32_t *aOutNode, float *aOutDist, int *pnOut) {
-  ColvecHnswPair aStart[2 * COLVEC_HNSW_MAX_M]; /* where level 0 starts */
-  int rc, nStart = 1;
+  int rc;
   uint32_t iCur, n, i;
   float dCur;
 
@@ -810,14 +785,11 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
     iCur = pGraph->aUpDir[3 * (size_t)iUp];
   }
   pSearch->bGaveUp = 0;
-  aStart[0].d = dCur;
-  aStart[0].id = iCur;
   if (pQuery->bTwoHop && pQuery->xAccept && hnswSparse(pGraph, pQuery, iCur)) {
-    /* start from the seeds instead (all of them: one alone can sit in a
-    ** corner of the passing rows' subgraph) */
+    /* start from the nearest seed instead */
     uint32_t aSeed[2 * COLVEC_HNSW_MAX_M];
     float aSeedDist[2 * COLVEC_HNSW_MAX_M];
-    int j;
+    int j, nStart;
     nStart = pQuery->xSeeds
                  ? pQuery->xSeeds(pQuery->pCtx, aSeed, 2 * COLVEC_HNSW_MAX_M)
                  : 0;
@@ -835,15 +807,18 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
         aSeedDist[j] = pQuery->xDist(pQuery->pCtx, aSeed[j]);
     }
     for (j = 0; j < nStart; j++) {
-      aStart[j].d = aSeedDist[j];
-      aStart[j].id = aSeed[j];
+      if (j == 0 || aSeedDist[j] < dCur) {
+        dCur = aSeedDist[j];
+        iCur = aSeed[j];
+      }
     }
     /* a wider beam: the way from the seeds to the query is longer */
     nEf = 2 * nEf < (int)pGraph->nNode ? 2 * nEf : (int)pGraph->nNode;
     rc = colvecHnswSearchReserve(pSearch, pGraph->nNode, nEf);
     if (rc != COLVEC_OK) return rc;
   }
-  rc = hnswLayer(pGraph, 0, pQuery, aStart, nStart, (uint32_t)nEf, pSearch);
+  rc = colvecHnswSearchLayer(pGraph, 0, pQuery, iCur, dCur, (uint32_t)nEf,
+                             pSearch);
   if (rc != COLVEC_OK) return rc;
   if (pQuery->bTwoHop && pQuery->xAccept && pSearch->nTop < (uint32_t)nEf) {
     pSearch->bGaveUp = 1;

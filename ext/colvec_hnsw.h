@@ -111,8 +111,8 @@ struct ColvecHnswQuery {
   float rPass; /* bTwoHop: the share of all nodes xAccept admits */
   /* bTwoHop, or NULL: where the nodes xAccept admits are sparse near the
   ** query, writes up to nMax (2 x COLVEC_HNSW_MAX_M) of them, spread over
-  ** the graph, to aSeed and returns how many; the search starts from all
-  ** of them, its beam twice as wide, instead of giving up */
+  ** the graph, to aSeed and returns how many; the search starts from the
+  ** nearest of them, its beam twice as wide, instead of giving up */
   int (*xSeeds)(void *pCtx, uint32_t *aSeed, int nMax);
 };
 
