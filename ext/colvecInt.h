@@ -975,6 +975,10 @@ struct ColvecIndexScratch {
   const void **apVec;        /* rescoring: vector pointers of a batch */
   void *pBuf;                /* access=file: one vector */
   int nBuf;                  /* bytes allocated at pBuf */
+  int bTwoHop;               /* the next graph search of a filter: two-hop,
+                             ** may give up (colvecIndexSearch sets it) */
+  double rPass;              /* bTwoHop: share of the segment's rows passing */
+  int bGaveUp;               /* the two-hop search gave up: nothing found */
 };
 
 /* Frees the scratch's buffers (the struct itself is the caller's). */

@@ -569,6 +569,50 @@ void colvecHnswGreedy(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
 }
 
 /*
+** The two-hop expansion of a filtered level-0 search (ACORN-1, Patel et
+** al., SIGMOD 2024): of the links a (a[0] of them) of the node expanded,
+** the unvisited neighbours pQuery->xAccept admits go to aNew (*pnNew
+** entries) to be scored; each one it rejects is marked visited, never
+** scored, and its own unvisited neighbours that xAccept admits go to aNew
+** in its place, until aNew holds nM0 nodes. A filter that passes few rows
+** thus scores only rows that pass, and the passing rows stay connected
+** through the rejected ones. Returns COLVEC_OK, or COLVEC_CORRUPT when a
+** link or a list is out of range.
+*/
+static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
+                      ColvecHnswSearch *pS, const uint32_t *a, uint32_t *aNew,
+                      uint32_t *pnNew) {
+  uint32_t aFail[2 * COLVEC_HNSW_MAX_M]; /* rejected neighbours */
+  uint32_t j, k, n = a[0], nFail = 0, nNew = 0, nCap = pGraph->nM0;
+  void *pCtx = pQuery->pCtx;
+  for (j = 1; j <= n; j++) {
+    uint32_t id = a[j];
+    if (id >= pGraph->nNode) return COLVEC_CORRUPT;
+    if (pS->aVisit[id] == pS->iEpoch) continue;
+    pS->aVisit[id] = pS->iEpoch;
+    if (pQuery->xAccept(pCtx, id)) {
+      aNew[nNew++] = id;
+    } else {
+      aFail[nFail++] = id;
+      HNSW_PREFETCH(colvecHnswLinks(pGraph, 0, id));
+    }
+  }
+  for (j = 0; j < nFail && nNew < nCap; j++) {
+    const uint32_t *b = colvecHnswLinks(pGraph, 0, aFail[j]);
+    if (b[0] > pGraph->nM0) return COLVEC_CORRUPT;
+    for (k = 1; k <= b[0] && nNew < nCap; k++) {
+      uint32_t id = b[k];
+      if (id >= pGraph->nNode) return COLVEC_CORRUPT;
+      if (!pQuery->xAccept(pCtx, id) || pS->aVisit[id] == pS->iEpoch) continue;
+      pS->aVisit[id] = pS->iEpoch;
+      aNew[nNew++] = id;
+    }
+  }
+  *pnNew = nNew;
+  return COLVEC_OK;
+}
+
+/*
 ** Beam search of width nEf (>= 1) on iLevel from local id iStart (distance
 ** dStart), hnswlib's searchBaseLayer. Local ids are node ids on level 0 and
 ** directory indices above; pSearch must have been reserved for the graph's
@@ -589,6 +633,7 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
   uint32_t aNode[2 * COLVEC_HNSW_MAX_M]; /* their node ids (xDistBatch) */
   float aDist[2 * COLVEC_HNSW_MAX_M];    /* their distances (xDistBatch) */
   float dLower = INFINITY;               /* worst distance in aTop */
+  int bTwoHop = iLevel == 0 && pQuery->bTwoHop && pQuery->xAccept;
   ColvecHnswPair x;
 
   hnswNextEpoch(pS);
@@ -617,12 +662,17 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
     a = colvecHnswLinks(pGraph, iLevel, c.id);
     n = a[0];
     if (n > nMax) return COLVEC_CORRUPT;
-    for (j = 1; j <= n; j++) {
-      uint32_t id = a[j];
-      if (id >= nLimit) return COLVEC_CORRUPT;
-      if (pS->aVisit[id] != pS->iEpoch) {
-        pS->aVisit[id] = pS->iEpoch;
-        aNew[nNew++] = id;
+    if (bTwoHop) {
+      int rc = hnswTwoHop(pGraph, pQuery, pS, a, aNew, &nNew);
+      if (rc != COLVEC_OK) return rc;
+    } else {
+      for (j = 1; j <= n; j++) {
+        uint32_t id = a[j];
+        if (id >= nLimit) return COLVEC_CORRUPT;
+        if (pS->aVisit[id] != pS->iEpoch) {
+          pS->aVisit[id] = pS->iEpoch;
+          aNew[nNew++] = id;
+        }
       }
     }
     if (pQuery->xDistBatch) {
@@ -671,14 +721,47 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
 }
 
 /*
+** Whether the rows pQuery->xAccept admits are sparse around level-0 node
+** iStart: among its neighbours and theirs (counted with repeats), the
+** admitted share is under a quarter of pQuery->rPass, the share over the
+** whole graph, as when a filter is anti-correlated with the query. 0 for
+** a neighbourhood of under 64 entries, and for links out of range (the
+** search then reports them).
+*/
+static int hnswSparse(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
+                      uint32_t iStart) {
+  const uint32_t *a = colvecHnswLinks(pGraph, 0, iStart);
+  uint32_t j, k, nSeen = 0, nPass = 0;
+  if (a[0] > pGraph->nM0) return 0;
+  for (j = 1; j <= a[0]; j++)
+    HNSW_PREFETCH(colvecHnswLinks(pGraph, 0, a[j] % pGraph->nNode));
+  for (j = 1; j <= a[0]; j++) {
+    const uint32_t *b;
+    if (a[j] >= pGraph->nNode) return 0;
+    nSeen++;
+    nPass += pQuery->xAccept(pQuery->pCtx, a[j]) != 0;
+    b = colvecHnswLinks(pGraph, 0, a[j]);
+    if (b[0] > pGraph->nM0) return 0;
+    for (k = 1; k <= b[0]; k++) {
+      if (b[k] >= pGraph->nNode) return 0;
+      nSeen++;
+      nPass += pQuery->xAccept(pQuery->pCtx, b[k]) != 0;
+    }
+  }
+  return nSeen >= 64 && 4.0 * nPass < (double)pQuery->rPass * nSeen;
+}
+
+/*
 ** Searches the graph for the k nodes nearest the query: greedy descent
 ** through the upper levels, then a beam of width nEf on level 0. Writes the
 ** best min(k, nEf, N) nodes that pQuery->xAccept admits (all when it is
 ** NULL) to aOutNode/aOutDist (room for k each), ascending by (distance,
 ** node id), and their number to *pnOut. pSearch is reused scratch; it grows
-** if the graph or nEf is larger than it was reserved for. Returns COLVEC_OK,
-** COLVEC_CORRUPT (corrupt level-0 record met in a lazily opened graph) or
-** COLVEC_NOMEM; *pnOut is 0 on error.
+** if the graph or nEf is larger than it was reserved for. A two-hop
+** search (pQuery->bTwoHop) may give up instead: pSearch->bGaveUp is set
+** and *pnOut is 0. Returns COLVEC_OK, COLVEC_CORRUPT (corrupt level-0
+** record met in a lazily opened graph) or COLVEC_NOMEM; *pnOut is 0 on
+** error.
 */
 int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
                      int nEf, int k, ColvecHnswSearch *pSearch,
@@ -701,9 +784,46 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
     colvecHnswGreedy(pGraph, pQuery, pGraph->iMaxLevel, 1, &iUp, &dCur);
     iCur = pGraph->aUpDir[3 * (size_t)iUp];
   }
+  pSearch->bGaveUp = 0;
+  if (pQuery->bTwoHop && pQuery->xAccept && hnswSparse(pGraph, pQuery, iCur)) {
+    /* start from the nearest seed instead */
+    uint32_t aSeed[2 * COLVEC_HNSW_MAX_M];
+    float aSeedDist[2 * COLVEC_HNSW_MAX_M];
+    int j, nStart;
+    nStart = pQuery->xSeeds
+                 ? pQuery->xSeeds(pQuery->pCtx, aSeed, 2 * COLVEC_HNSW_MAX_M)
+                 : 0;
+    if (nStart <= 0 || nStart > 2 * COLVEC_HNSW_MAX_M) {
+      pSearch->bGaveUp = 1;
+      return COLVEC_OK;
+    }
+    for (j = 0; j < nStart; j++) {
+      if (aSeed[j] >= pGraph->nNode) return COLVEC_CORRUPT;
+    }
+    if (pQuery->xDistBatch) {
+      pQuery->xDistBatch(pQuery->pCtx, aSeed, nStart, aSeedDist);
+    } else {
+      for (j = 0; j < nStart; j++)
+        aSeedDist[j] = pQuery->xDist(pQuery->pCtx, aSeed[j]);
+    }
+    for (j = 0; j < nStart; j++) {
+      if (j == 0 || aSeedDist[j] < dCur) {
+        dCur = aSeedDist[j];
+        iCur = aSeed[j];
+      }
+    }
+    /* a wider beam: the way from the seeds to the query is longer */
+    nEf = 2 * nEf < (int)pGraph->nNode ? 2 * nEf : (int)pGraph->nNode;
+    rc = colvecHnswSearchReserve(pSearch, pGraph->nNode, nEf);
+    if (rc != COLVEC_OK) return rc;
+  }
   rc = colvecHnswSearchLayer(pGraph, 0, pQuery, iCur, dCur, (uint32_t)nEf,
                              pSearch);
   if (rc != COLVEC_OK) return rc;
+  if (pQuery->bTwoHop && pQuery->xAccept && pSearch->nTop < (uint32_t)nEf) {
+    pSearch->bGaveUp = 1;
+    return COLVEC_OK;
+  }
 
   while (pSearch->nTop > (uint32_t)k)
     hnswHeapPop(pSearch->aTop, &pSearch->nTop, 1);

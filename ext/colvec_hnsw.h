@@ -104,6 +104,16 @@ struct ColvecHnswQuery {
   void *pCtx;                                    /* caller's context */
   void (*xDistBatch)(void *pCtx, const uint32_t *aNode, int nNode,
                      float *aOut); /* xDist of nNode nodes, or NULL */
+  int bTwoHop; /* with xAccept, level 0: a rejected neighbour is not
+               ** scored; its own neighbours that xAccept admits are
+               ** taken in its place (ACORN-1's two-hop expansion), and
+               ** the search may give up (ColvecHnswSearch.bGaveUp) */
+  float rPass; /* bTwoHop: the share of all nodes xAccept admits */
+  /* bTwoHop, or NULL: where the nodes xAccept admits are sparse near the
+  ** query, writes up to nMax (2 x COLVEC_HNSW_MAX_M) of them, spread over
+  ** the graph, to aSeed and returns how many; the search starts from the
+  ** nearest of them, its beam twice as wide, instead of giving up */
+  int (*xSeeds)(void *pCtx, uint32_t *aSeed, int nMax);
 };
 
 /* A (distance, id) pair: heap entries, candidates, results. */
@@ -261,6 +271,11 @@ struct ColvecHnswSearch {
   ColvecHnswPair *aTop;  /* max-heap of the best accepted nodes */
   uint32_t nTop;         /* entries in aTop */
   uint32_t nTopAlloc;    /* capacity of aTop */
+  int bGaveUp;           /* a two-hop search gave up: the nodes it admits
+                         ** are sparse near the query (under a quarter of
+                         ** rPass among the start's two-hop neighbours)
+                         ** and no seeds were given, or fewer than nEf
+                         ** were reached; no result */
 };
 
 /* Zeroed graph with its directory filled from aLevel (levels <= MAX). */

@@ -16,6 +16,23 @@
 /* Filtered searches with at most this many passing rows scan exactly. */
 #define INDEX_EXACT_MAX_ROWS 20000
 
+/*
+** A filter passing at least 1 / INDEX_TWOHOP_SHARE of a segment's rows
+** (and few enough to be scanned) is first searched through the graph with
+** the two-hop expansion (colvec_hnsw.c:hnswTwoHop), which scores passing
+** rows only; where the passing rows are sparse near the query (a filter
+** anti-correlated with it) it starts from passing rows spread over the
+** segment (colvec_index_hnsw.c:indexSeeds); when it reaches too few, the
+** rows are scanned. Measured on Fashion-MNIST (60,000 rows): at 10 % the
+*two-hop
+** search scored ~440 codes per query instead of the scan's 6,000, at 5 %
+** ~300; at 1 % two hops reach too few passing rows. Fewer than
+** INDEX_TWOHOP_MIN_ROWS passing rows are scanned: the graph would score
+** about as many.
+*/
+#define INDEX_TWOHOP_SHARE 20
+#define INDEX_TWOHOP_MIN_ROWS 2048
+
 /* Codes estimated per batch-kernel call by the scan on codes. */
 #define INDEX_SCAN_BATCH 64
 
@@ -405,11 +422,36 @@ static const ColvecIndexMethods indexExactMethods = {
     NULL        /* xFree */
 };
 
-/* The first passing row at or after i (every row passes when aBits is
-** NULL), or nRow when none is left. */
-static int64_t indexNextRow(const uint8_t *aBits, int64_t i, int64_t nRow) {
-  if (aBits) return colvecBitmapNext(aBits, i, nRow);
-  return i < nRow ? i : nRow;
+/*
+** Bits 32 x iWord .. 32 x iWord + 31 of bitmap aBits (bit i of byte i / 8
+** = row 8 x (i / 8) + i % 8) as one word, row 32 x iWord in bit 0; every
+** row when aBits is NULL; rows at or past nRow clear.
+*/
+static uint32_t indexBits32(const uint8_t *aBits, int64_t iWord, int64_t nRow) {
+  int64_t iRow = iWord * 32, iByte, nByte = (nRow + 7) / 8;
+  uint32_t m = 0;
+  int j;
+  if (aBits == NULL) {
+    m = 0xFFFFFFFFu;
+  } else {
+    for (j = 0, iByte = iRow / 8; j < 4 && iByte < nByte; j++, iByte++) {
+      m |= (uint32_t)aBits[iByte] << (8 * j);
+    }
+  }
+  if (nRow - iRow < 32) m &= (1u << (nRow - iRow)) - 1;
+  return m;
+}
+
+/* Adds the estimates of the nCode codes apCode (rows aRow of segment h)
+** to the candidates pCand; aEst holds nCode floats of scratch. */
+static void indexScanBatch(const ColvecQuantQuery *pqq, ColvecSegHandle *h,
+                           const uint8_t *const *apCode, const uint32_t *aRow,
+                           int nCode, float *aEst, ColvecTopk *pCand) {
+  int j;
+  colvecQuantScanBatch(pqq, apCode, nCode, aEst);
+  for (j = 0; j < nCode; j++) {
+    colvecTopkPush(pCand, aEst[j], h->aRowid[aRow[j]], aRow[j]);
+  }
 }
 
 /*
@@ -435,6 +477,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecTopk cand;
   ColvecTick tick;
   int64_t nWant = (int64_t)ceil(q->k * q->rOversample), i, nSeen = 0;
+  int64_t iWord, nWord = (h->nRow + 31) / 32, nTick = 0;
   int n = 0, nOut = 0, j, rc;
   if (nWant < q->k) nWant = q->k;
   if (nWant > h->nRow) nWant = h->nRow;
@@ -443,28 +486,38 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   if (rc == SQLITE_OK &&
       (colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
            COLVEC_OK ||
+       colvecQuantQueryPrepareScan(&s->qq) != COLVEC_OK ||
        colvecTopkInit(&cand, (int)nWant) != COLVEC_OK)) {
     rc = SQLITE_NOMEM;
   }
   colvecTickInit(&tick, pSegs->db);
-  for (i = indexNextRow(aBits, 0, h->nRow); rc == SQLITE_OK;
-       i = indexNextRow(aBits, i + 1, h->nRow)) {
-    if (n == INDEX_SCAN_BATCH || (i >= h->nRow && n > 0)) {
-      colvecQuantDistanceBatch(&s->qq, apCode, n, aEst);
-      for (j = 0; j < n; j++) {
-        colvecTopkPush(&cand, aEst[j], h->aRowid[aRow[j]], aRow[j]);
-      }
-      n = 0;
-    }
-    if (i >= h->nRow) break;
+  /* the passing rows 32 at a time, by their bits (no call per row) */
+  for (iWord = 0; rc == SQLITE_OK && iWord < nWord; iWord++) {
+    uint32_t m = indexBits32(aBits, iWord, h->nRow);
+    if (m == 0) continue;
     /* asks about interrupts every 1024 rows */
-    if ((nSeen++ & 1023) == 0 && colvecTickStop(&tick)) {
-      rc = colvecTickError(pzErr);
-      break;
+    if (nSeen >= nTick) {
+      nTick = nSeen + 1024;
+      if (colvecTickStop(&tick)) {
+        rc = colvecTickError(pzErr);
+        break;
+      }
     }
-    if (pIdx->aExact && ((pIdx->aExact[i >> 3] >> (i & 7)) & 1)) continue;
-    apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
-    aRow[n++] = (uint32_t)i;
+    nSeen += COLVEC_POPCOUNT32(m);
+    if (pIdx->aExact) m &= ~indexBits32(pIdx->aExact, iWord, h->nRow);
+    while (m) {
+      i = iWord * 32 + COLVEC_CTZ32(m);
+      m &= m - 1;
+      apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
+      aRow[n++] = (uint32_t)i;
+      if (n == INDEX_SCAN_BATCH) {
+        indexScanBatch(&s->qq, h, apCode, aRow, n, aEst, &cand);
+        n = 0;
+      }
+    }
+  }
+  if (rc == SQLITE_OK && n > 0) {
+    indexScanBatch(&s->qq, h, apCode, aRow, n, aEst, &cand);
   }
   for (j = 0; rc == SQLITE_OK && j < cand.nHit; j++) {
     s->aNode[nOut] = (uint32_t)cand.aHit[j].iRow;
@@ -577,6 +630,18 @@ int colvecIndexSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     pType = &indexCodesMethods;
   } else if (aBits && (nPass <= INDEX_EXACT_MAX_ROWS || nPass * 20 < h->nRow)) {
     int64_t nWant = (int64_t)ceil(q->k * q->rOversample);
+    if (pType == &colvecIndexHnswMethods && !q->bRange &&
+        nPass * INDEX_TWOHOP_SHARE >= h->nRow &&
+        nPass >= INDEX_TWOHOP_MIN_ROWS) {
+      /* the graph, two hops through failing rows, unless the passing rows
+      ** are sparse near the query */
+      s->bTwoHop = 1;
+      s->rPass = (double)nPass / (double)h->nRow;
+      s->bGaveUp = 0;
+      rc = pType->xSearch(pSegs, h, pIdx, s, q, aBits, pTopk, pzErr);
+      s->bTwoHop = 0;
+      if (rc != SQLITE_OK || !s->bGaveUp) return rc;
+    }
     pType = &indexExactMethods;
     if (pIdx->pQuant && pIdx->aCode && !q->bRange && nPass > 2 * nWant) {
       pType = &indexCodesMethods;

@@ -392,6 +392,7 @@ struct IndexQuery {
   int rcRead;                  /* first failed vector read, SQLITE_OK if none */
   char *zErrRead;              /* its message (owned) */
   int64_t nVisit;              /* query-to-node distances computed */
+  double rPass;                /* share of the rows aBits passes (seeds) */
 };
 
 static float indexExactDist(IndexQuery *p, uint32_t iNode);
@@ -485,6 +486,35 @@ static int indexAccept(void *pCtx, uint32_t iNode) {
   return (p->aBits[iNode >> 3] >> (iNode & 7)) & 1;
 }
 
+/* Most passing rows a two-hop search starts from (ColvecHnswQuery.xSeeds). */
+#define INDEX_SEEDS 64
+
+/*
+** ColvecHnswQuery.xSeeds: writes to aSeed up to min(nMax, INDEX_SEEDS)
+** rows of the filter bitmap, spread evenly over the passing rows (every
+** (rPass x rows / INDEX_SEEDS)-th), and returns how many.
+*/
+static int indexSeeds(void *pCtx, uint32_t *aSeed, int nMax) {
+  const IndexQuery *p = (const IndexQuery *)pCtx;
+  int64_t nRow = p->h->nRow, iByte, nByte = (nRow + 7) / 8, nSkip = 0;
+  int64_t nStep = (int64_t)(p->rPass * (double)nRow / INDEX_SEEDS);
+  int n = 0;
+  if (nMax > INDEX_SEEDS) nMax = INDEX_SEEDS;
+  if (nStep < 1) nStep = 1;
+  for (iByte = 0; iByte < nByte && n < nMax; iByte++) {
+    unsigned b = p->aBits[iByte];
+    while (b && n < nMax) {
+      int64_t iRow = iByte * 8 + COLVEC_CTZ32(b);
+      b &= b - 1;
+      if (iRow >= nRow) break;
+      if (nSkip-- > 0) continue;
+      aSeed[n++] = (uint32_t)iRow;
+      nSkip = nStep - 1;
+    }
+  }
+  return n;
+}
+
 /*
 ** Makes room in the scratch for the graph's search state, nCand candidates
 ** and one vector of nByte bytes (access=file reads). Returns SQLITE_OK or
@@ -575,10 +605,15 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   hq.xPrefetch = indexPrefetch;
   hq.xAccept = aBits ? indexAccept : NULL;
   hq.pCtx = &ctx;
+  hq.bTwoHop = aBits != NULL && s->bTwoHop;
+  hq.rPass = (float)s->rPass;
+  hq.xSeeds = hq.bTwoHop ? indexSeeds : NULL;
+  ctx.rPass = s->rPass;
   rc = colvecHnswSearch(pGraph, &hq, nEf, (int)nWant, s->pSearch, s->aNode,
                         s->aDist, &nOut);
   s->stat.zWay = "graph";
   s->stat.nVisit += ctx.nVisit;
+  s->bGaveUp = hq.bTwoHop && rc == COLVEC_OK && s->pSearch->bGaveUp;
   if (ctx.rcRead != SQLITE_OK) {
     /* a vector could not be read: the results would be wrong */
     *pzErr = ctx.zErrRead;
@@ -589,6 +624,7 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
                              (long long)h->iSegid, pC->zName);
     return rc == COLVEC_NOMEM ? SQLITE_NOMEM : COLVEC_CORRUPT_VTAB;
   }
+  if (s->bGaveUp) return SQLITE_OK; /* the caller scans instead */
   if (pIdx->nExact > 0) {
     rc = hnswAddExact(pIdx, s, &ctx, aBits, &nOut);
     if (ctx.rcRead != SQLITE_OK) {

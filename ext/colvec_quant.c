@@ -546,6 +546,7 @@ int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
     pQuery->nPlaneAlloc = pQuant->nPlane;
   }
   pM->xPrepare(pQuant, aQuery, pQuery);
+  pQuery->bScan = 0; /* until colvecQuantQueryPrepareScan */
   pQuery->pQuant = pQuant;
   pQuery->pKernels = pQuery->eKernel == COLVEC_QUANT_KERNEL_BEST
                          ? pQuant->pKernels
@@ -557,6 +558,7 @@ int colvecQuantQueryPrepare(const ColvecQuant *pQuant, const float *aQuery,
 void colvecQuantQueryClear(ColvecQuantQuery *pQuery) {
   colvecFree(pQuery->aWeight);
   colvecFree(pQuery->aPlane);
+  colvecFree(pQuery->aScale16);
   memset(pQuery, 0, sizeof(*pQuery));
 }
 
@@ -597,5 +599,44 @@ float colvecQuantDistance(const ColvecQuantQuery *pQuery,
 void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
                               const uint8_t *const *apCode, int nCode,
                               float *aOut) {
+  pQuery->pKernels->xDistanceBatch(pQuery, apCode, nCode, aOut);
+}
+
+/* Prepares the scan's integer estimator; see colvec_quant.h. */
+int colvecQuantQueryPrepareScan(ColvecQuantQuery *pQuery) {
+  const ColvecQuant *pQuant = pQuery->pQuant;
+  pQuery->bScan = 0;
+  if (pQuant == NULL || pQuant->pMethods->xPrepareScan == NULL) {
+    return COLVEC_OK;
+  }
+  if (pQuery->nScale16Alloc < pQuant->nWeight) {
+    int16_t *aNew = colvecRealloc(pQuery->aScale16,
+                                  (int64_t)sizeof(int16_t) * pQuant->nWeight);
+    if (aNew == NULL) return COLVEC_NOMEM;
+    pQuery->aScale16 = aNew;
+    pQuery->nScale16Alloc = pQuant->nWeight;
+  }
+  pQuery->bScan = pQuant->pMethods->xPrepareScan(pQuant, pQuery);
+  return COLVEC_OK;
+}
+
+/*
+** Estimates of a scan; see colvec_quant.h. A set without an integer
+** kernel of its own runs the portable set's, so that the estimates do not
+** depend on the CPU.
+*/
+void colvecQuantScanBatch(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode,
+                          float *aOut) {
+  const ColvecQuantKernels *pK = pQuery->pKernels;
+  if (pQuery->bScan) {
+    if (pK->xScanBatch == NULL) {
+      pK = colvecQuantIsaScalar()->apType[pQuery->pQuant->pMethods->eType];
+    }
+    if (pK && pK->xScanBatch) {
+      pK->xScanBatch(pQuery, apCode, nCode, aOut);
+      return;
+    }
+  }
   pQuery->pKernels->xDistanceBatch(pQuery, apCode, nCode, aOut);
 }

@@ -213,15 +213,19 @@ int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
 struct ColvecQuantQuery {
   const ColvecQuant *pQuant;          /* quantizer the query was prepared for */
   const ColvecQuantKernels *pKernels; /* code kernels this query runs */
-  float *aWeight;   /* int: per-dimension weights; bit: rotated query */
-  uint64_t *aPlane; /* bit: 4 bit planes of the 4-bit query, nWord each */
-  int nWeightAlloc; /* floats allocated at aWeight */
-  int nPlaneAlloc;  /* words allocated at aPlane */
-  float rBase;      /* additive constant of the estimate (see the kernels) */
-  float rLow;       /* bit: smallest rotated query coordinate */
-  float rDelta;     /* bit: step of the 4-bit query quantization */
-  float rSumQ;      /* bit: sum of the quantized rotated query */
-  int eKernel;      /* COLVEC_QUANT_KERNEL_* ceiling (BEST: the quantizer's) */
+  float *aWeight;    /* int: per-dimension weights; bit: rotated query */
+  uint64_t *aPlane;  /* bit: 4 bit planes of the 4-bit query, nWord each */
+  int nWeightAlloc;  /* floats allocated at aWeight */
+  int nPlaneAlloc;   /* words allocated at aPlane */
+  float rBase;       /* additive constant of the estimate (see the kernels) */
+  float rLow;        /* bit: smallest rotated query coordinate */
+  float rDelta;      /* bit: step of the 4-bit query quantization */
+  float rSumQ;       /* bit: sum of the quantized rotated query */
+  int eKernel;       /* COLVEC_QUANT_KERNEL_* ceiling (BEST: the quantizer's) */
+  int16_t *aScale16; /* int8 scan: aWeight rounded to integers (see below) */
+  int nScale16Alloc; /* int16 entries allocated at aScale16 */
+  float rScale16;    /* int8 scan: aWeight[d] ~ rScale16 * aScale16[d] */
+  int bScan;         /* aScale16 holds this query's integer weights */
 };
 
 /*
@@ -289,6 +293,37 @@ void colvecQuantDistanceBatch(const ColvecQuantQuery *pQuery,
                               float *aOut);
 
 /*
+** Prepares the integer estimator of an exact scan on codes for a query
+** colvecQuantQueryPrepare has just prepared: for int8 codes, the weights
+** rounded to 16-bit integers (a common scale, the largest weight at
+** most 32767 and small enough that no sum over nDim codes overflows 32
+** bits), so that colvecQuantScanBatch takes an integer dot product of
+** codes and weights instead of converting every byte to a float. Other
+** types, weights that are not all finite, and more dimensions than 10
+** bits of weight allow (COLVEC_QUANT_SCAN_MIN_STEPS) keep the float
+** estimator.
+** Returns COLVEC_OK or COLVEC_NOMEM (the query then keeps the float
+** estimator, still prepared).
+*/
+int colvecQuantQueryPrepareScan(ColvecQuantQuery *pQuery);
+
+/* Fewest integer steps the largest scan weight may get (10 bits of
+** precision); wider vectors, whose sums would need fewer, keep the float
+** estimator. */
+#define COLVEC_QUANT_SCAN_MIN_STEPS 1024
+
+/*
+** Estimates for nCode codes given by pointer, for a scan that keeps the
+** best of many codes: with int8 codes and colvecQuantQueryPrepareScan
+** done, the integer estimator (the same value on every CPU: an exact
+** integer sum), whose weights differ from the float ones by at most half
+** a step, the largest weight over 1,024 to 32,767 steps (fewer the more
+** dimensions; colvec_quant_int.c); else colvecQuantDistanceBatch.
+*/
+void colvecQuantScanBatch(const ColvecQuantQuery *pQuery,
+                          const uint8_t *const *apCode, int nCode, float *aOut);
+
+/*
 ** The quantizer types for the SQL layer, by stored type id (0, 1, ...
 ** until NULL): the name quantize= takes ("none", "int8", "int4", "bit"),
 ** or NULL past the last type; and the default oversampling of searches on
@@ -326,6 +361,10 @@ struct ColvecQuantKernels {
   /* the same for nCode codes (see colvecQuantDistanceBatch) */
   void (*xDistanceBatch)(const ColvecQuantQuery *pQuery,
                          const uint8_t *const *apCode, int nCode, float *aOut);
+  /* integer estimates of nCode codes (see colvecQuantScanBatch); NULL: the
+  ** portable set's (types without an integer estimator have none at all) */
+  void (*xScanBatch)(const ColvecQuantQuery *pQuery,
+                     const uint8_t *const *apCode, int nCode, float *aOut);
 };
 
 /*
@@ -362,6 +401,10 @@ struct ColvecQuantMethods {
   ** NULL: no estimator (colvecQuantQueryPrepare returns COLVEC_RANGE). */
   void (*xPrepare)(const ColvecQuant *p, const float *aQuery,
                    ColvecQuantQuery *pQuery);
+  /* Fills a prepared query's aScale16 (nWeight entries) and rScale16;
+  ** returns 0 when the weights cannot be rounded (not all finite, all
+  ** zero, or too many dimensions). NULL: no integer estimator. */
+  int (*xPrepareScan)(const ColvecQuant *p, ColvecQuantQuery *pQuery);
 };
 
 /* The methods of each type (colvec_quant_int.c, colvec_quant_bit.c). */
@@ -436,7 +479,7 @@ static inline void colvecQuantPrefetchCode(const uint8_t *p, int nByte) {
 }
 
 /*
-** The loop of every xDistanceBatch kernel: aOut[i] = xOne(pQuery,
+** The loop of every batch kernel: aOut[i] = xOne(pQuery,
 ** apCode[i]), prefetching the code COLVEC_QUANT_PREFETCH places ahead
 ** (every cache line of it; the first ones before the loop). Always inlined
 ** with a constant xOne, so each code costs a direct call (or none), never

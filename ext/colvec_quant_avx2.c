@@ -212,6 +212,49 @@ static void quantAvx2Int8Batch(const ColvecQuantQuery *pQuery,
   colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantAvx2Int8Dist);
 }
 
+/*
+** AVX2 twin of colvecQuantDot8Scalar (the same integer), 32 dimensions a
+** step: codes widened to 16 bits, VPMADDWD with the weights.
+*/
+__attribute__((target("avx2"))) static int32_t
+quantAvx2Dot8(const int16_t *w, const uint8_t *c, int n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+  __m128i h;
+  int i;
+  for (i = 0; i + 32 <= n; i += 32) {
+    __m256i x0 =
+        _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + i)));
+    __m256i x1 =
+        _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + i + 16)));
+    a0 = _mm256_add_epi32(
+        a0,
+        _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(w + i))));
+    a1 = _mm256_add_epi32(
+        a1, _mm256_madd_epi16(
+                x1, _mm256_loadu_si256((const __m256i *)(w + i + 16))));
+  }
+  a0 = _mm256_add_epi32(a0, a1);
+  h = _mm_add_epi32(_mm256_castsi256_si128(a0),
+                    _mm256_extracti128_si256(a0, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+  _mm256_zeroupper(); /* no AVX-SSE transition penalty for the caller */
+  return _mm_cvtsi128_si32(h) + colvecQuantDot8Scalar(w + i, c + i, n - i);
+}
+
+/* int8 integer estimate of a scan. */
+static float quantAvx2Int8ScanDist(const ColvecQuantQuery *pQuery,
+                                   const uint8_t *pCode) {
+  return colvecQuantScanEstimate(pQuery, pCode, quantAvx2Dot8);
+}
+
+/* int8 integer estimates of a scan's batch. */
+static void quantAvx2Int8Scan(const ColvecQuantQuery *pQuery,
+                              const uint8_t *const *apCode, int nCode,
+                              float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantAvx2Int8ScanDist);
+}
+
 /* int4 estimate. */
 static float quantAvx2Int4Dist(const ColvecQuantQuery *pQuery,
                                const uint8_t *pCode) {
@@ -248,6 +291,7 @@ static const ColvecQuantKernels quantAvx2Int8 = {
     .mCpu = QUANT_AVX2_CPU,
     .xDistance = quantAvx2Int8Dist,
     .xDistanceBatch = quantAvx2Int8Batch,
+    .xScanBatch = quantAvx2Int8Scan,
 };
 
 /* The AVX2 int4 set. */

@@ -150,6 +150,40 @@ static void intPrepare(const ColvecQuant *pQuant, const float *aQuery,
   pQuery->rBase = (float)rBase;
 }
 
+/*
+** Rounds a prepared int8 query's weights to 16-bit integers for the scan's
+** integer estimator: aScale16[d] = round(aWeight[d] / rScale16), the
+** largest magnitude M = min(32767, (2^31 - 1) / (255 * nDim)), so that no
+** partial sum of 255 * |aScale16[d]| over the nDim dimensions leaves 32
+** bits, in whatever order a kernel adds. Returns 0 (nothing usable) when
+** a weight is not finite or all are zero, or when M would be under
+** COLVEC_QUANT_SCAN_MIN_STEPS (more than 8,224 dimensions).
+*/
+static int int8PrepareScan(const ColvecQuant *pQuant,
+                           ColvecQuantQuery *pQuery) {
+  int d, nDim = pQuant->nDim;
+  const float *w = pQuery->aWeight;
+  float rMax = 0.0f, rStep;
+  int32_t nLimit = (int32_t)(2147483647 / (255 * (int64_t)nDim));
+  if (nLimit > 32767) nLimit = 32767;
+  for (d = 0; d < nDim; d++) {
+    float r = fabsf(w[d]);
+    if (!isfinite(r)) return 0;
+    if (r > rMax) rMax = r;
+  }
+  if (rMax == 0.0f || nLimit < COLVEC_QUANT_SCAN_MIN_STEPS) return 0;
+  rStep = rMax / (float)nLimit;
+  if (!(rStep > 0.0f)) return 0; /* a subnormal maximum */
+  for (d = 0; d < nDim; d++) {
+    float r = floorf(w[d] / rStep + 0.5f);
+    if (r > (float)nLimit) r = (float)nLimit;
+    if (r < (float)-nLimit) r = (float)-nLimit;
+    pQuery->aScale16[d] = (int16_t)r;
+  }
+  pQuery->rScale16 = rStep;
+  return 1;
+}
+
 /* Layout of an int8 quantizer: nDim code bytes and the factor. */
 static void int8Layout(ColvecQuant *p) {
   p->nPad = p->nDim;
@@ -192,6 +226,7 @@ const ColvecQuantMethods colvecQuantInt8Methods = {
     .xTrain = intTrain,
     .xEncode = intEncode,
     .xPrepare = intPrepare,
+    .xPrepareScan = int8PrepareScan,
 };
 
 /* The int4 quantizer type. */

@@ -120,6 +120,22 @@ static inline float colvecQuantCross4Scalar(const float *w, const uint8_t *c,
 }
 
 /*
+** sum w[d]*c[d] over n int8 codes and 16-bit integer weights (an exact
+** integer: colvecQuantQueryPrepareScan keeps it within 32 bits).
+*/
+static inline int32_t colvecQuantDot8Scalar(const int16_t *w, const uint8_t *c,
+                                            int n) {
+  int32_t a0 = 0, a1 = 0;
+  int i;
+  for (i = 0; i + 2 <= n; i += 2) {
+    a0 += (int32_t)w[i] * c[i];
+    a1 += (int32_t)w[i + 1] * c[i + 1];
+  }
+  if (i < n) a0 += (int32_t)w[i] * c[i];
+  return a0 + a1;
+}
+
+/*
 ** Inner kernels shared between sets: the AVX2 rotation round and query
 ** planes (which the AVX-512 set uses too; defined only on x86-64).
 */
@@ -139,6 +155,22 @@ colvecQuantIntEstimate(const ColvecQuantQuery *pQuery, const uint8_t *pCode,
   float f0 = colvecQuantGetF32(pCode + pQuant->nCodeByte - 4);
   float rCross = xCross(pQuery->aWeight, pCode, pQuant->nDim);
   return colvecQuantFinish(pQuant->eMetric, pQuery->rBase, f0, rCross);
+}
+
+/*
+** The int8 estimate of a scan (colvecQuantScanBatch) from a query prepared
+** by colvecQuantQueryPrepareScan to one code, around the integer kernel
+** xDot (sum w[d]*c[d] over nDim dimensions). Every set's xDot returns the
+** same integer, so every set returns the same distance.
+*/
+static inline __attribute__((always_inline)) float colvecQuantScanEstimate(
+    const ColvecQuantQuery *pQuery, const uint8_t *pCode,
+    int32_t (*xDot)(const int16_t *, const uint8_t *, int)) {
+  const ColvecQuant *pQuant = pQuery->pQuant;
+  float f0 = colvecQuantGetF32(pCode + pQuant->nCodeByte - 4);
+  int32_t iDot = xDot(pQuery->aScale16, pCode, pQuant->nDim);
+  return colvecQuantFinish(pQuant->eMetric, pQuery->rBase, f0,
+                           (float)((double)pQuery->rScale16 * (double)iDot));
 }
 
 /*

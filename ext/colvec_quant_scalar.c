@@ -82,6 +82,24 @@ static void quantScalarInt8Batch(const ColvecQuantQuery *pQuery,
   colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantScalarInt8Dist);
 }
 
+/* colvecQuantDot8Scalar as a function (an estimate's kernel argument). */
+static int32_t quantScalarDot8(const int16_t *w, const uint8_t *c, int n) {
+  return colvecQuantDot8Scalar(w, c, n);
+}
+
+/* int8 integer estimate of a scan. */
+static float quantScalarInt8ScanDist(const ColvecQuantQuery *pQuery,
+                                     const uint8_t *pCode) {
+  return colvecQuantScanEstimate(pQuery, pCode, quantScalarDot8);
+}
+
+/* int8 integer estimates of a scan's batch. */
+static void quantScalarInt8Scan(const ColvecQuantQuery *pQuery,
+                                const uint8_t *const *apCode, int nCode,
+                                float *aOut) {
+  colvecQuantBatchLoop(pQuery, apCode, nCode, aOut, quantScalarInt8ScanDist);
+}
+
 /* int4 estimate. */
 static float quantScalarInt4Dist(const ColvecQuantQuery *pQuery,
                                  const uint8_t *pCode) {
@@ -115,6 +133,7 @@ static const ColvecQuantKernels quantScalarInt8 = {
     .mCpu = 0,
     .xDistance = quantScalarInt8Dist,
     .xDistanceBatch = quantScalarInt8Batch,
+    .xScanBatch = quantScalarInt8Scan,
 };
 
 /* The portable int4 set. */

@@ -281,7 +281,7 @@ static double tRecall(const ColvecHnsw *pG, const TData *p, int nEf) {
   int i;
   for (i = 0; i < gnQuery; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aGot[T_K], aTruth[T_K];
     float aGotD[T_K], aTruthD[T_K];
     int nGot, nTruth;
@@ -521,7 +521,7 @@ static void tSameResults(const ColvecHnsw *pA, const ColvecHnsw *pB,
   int i, j;
   for (i = 0; i < 50; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aNodeA[64], aNodeB[64];
     float aDistA[64], aDistB[64];
     int nA, nB;
@@ -647,7 +647,8 @@ START_TEST(test_corruption) {
       }
       for (i = 0; i < 3; i++) {
         TQuery q;
-        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL};
+        ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL,
+                              NULL,       0,         0.0f, NULL};
         uint32_t aNode[16];
         float aDist[16];
         int nOut = -1, j;
@@ -683,7 +684,7 @@ END_TEST
 ** least rMin. Returns the overlap.
 */
 static double tFiltered(TQuery *q, int nEf, int k, int nAccepted, double rMin) {
-  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL};
+  ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL, 0, 0.0f, NULL};
   uint32_t aNode[64], aTruth[64];
   float aDist[64], aTruthD[64];
   int nOut, nTruth, j;
@@ -725,6 +726,85 @@ START_TEST(test_filter) {
 }
 END_TEST
 
+/* Seeds of a two-hop search: 32 nodes = 3 (mod 10) spread over the graph. */
+static int tSeeds(void *pCtx, uint32_t *aSeed, int nMax) {
+  int j;
+  (void)pCtx;
+  for (j = 0; j < 32 && j < nMax; j++)
+    aSeed[j] = (uint32_t)((j * (gnVec / 32)) / 10 * 10 + 3);
+  return j;
+}
+
+/*
+** The two-hop search (bTwoHop): at 10 % selectivity it returns k accepted
+** nodes without giving up and with the recall of the classic filtered
+** search, and as much from seeds when taken for sparse near the query; a
+** filter admitting 6 nodes in all gives up (fewer than nEf are
+** reachable), returning none, or returns all 6.
+*/
+START_TEST(test_filter_twohop) {
+  double sum10 = 0, sumSeed = 0;
+  int i, nGaveUp = 0;
+  tSetup();
+  for (i = 0; i < 50; i++) {
+    ColvecHnswQuery hq = {tQueryDist, NULL, tAccept, NULL, NULL, 1, 0.1f, NULL};
+    uint32_t aNode[64], aTruth[64];
+    float aDist[64], aTruthD[64];
+    int nOut, nTruth, j;
+    TQuery q;
+    memset(&q, 0, sizeof(q));
+    q.pData = &gL2;
+    q.aQ = &gaQuery[(size_t)i * T_DIM];
+    q.iMod = 10;
+    q.iRem = 3;
+    hq.pCtx = &q;
+    T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aNode, aDist, &nOut),
+         COLVEC_OK);
+    if (gpS->bGaveUp) {
+      T_EQ(nOut, 0);
+      nGaveUp++;
+      continue;
+    }
+    T_EQ(nOut, 10);
+    for (j = 0; j < nOut; j++)
+      T_ASSERT(tAcceptRule(&q, aNode[j]));
+    nTruth = tBrute(&q, 1, 10, aTruth, aTruthD);
+    sum10 += tOverlap(aNode, nOut, aTruth, nTruth);
+    /* taken for sparse near the query (a share of 1 expected): the search
+    ** starts from the seeds, accepted nodes spread over the graph */
+    hq.rPass = 1.0f;
+    hq.xSeeds = tSeeds;
+    T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aNode, aDist, &nOut),
+         COLVEC_OK);
+    T_ASSERT(!gpS->bGaveUp);
+    T_EQ(nOut, 10);
+    for (j = 0; j < nOut; j++)
+      T_ASSERT(tAcceptRule(&q, aNode[j]));
+    sumSeed += tOverlap(aNode, nOut, aTruth, nTruth);
+    hq.xSeeds = NULL;
+    q.iMod = 0; /* only nodes 0..5 */
+    q.iRem = 6;
+    hq.rPass = 6.0f / (float)gnVec;
+    T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aNode, aDist, &nOut),
+         COLVEC_OK);
+    T_ASSERT(gpS->bGaveUp ? nOut == 0 : nOut == 6);
+    /* the classic search after a two-hop one: never gives up */
+    hq.bTwoHop = 0;
+    T_EQ(colvecHnswSearch(gpL2, &hq, 64, 10, gpS, aNode, aDist, &nOut),
+         COLVEC_OK);
+    T_EQ(nOut, 6);
+    T_ASSERT(!gpS->bGaveUp);
+  }
+  printf("two-hop filtered recall@10: 10%% %.4f, %d of 50 gave up\n",
+         nGaveUp < 50 ? sum10 / (50 - nGaveUp) : 0.0, nGaveUp);
+  printf("two-hop from seeds: recall@10 %.4f\n",
+         nGaveUp < 50 ? sumSeed / (50 - nGaveUp) : 0.0);
+  T_LE(nGaveUp, 2);
+  T_ASSERT(sum10 / (50 - nGaveUp) >= 0.95);
+  T_ASSERT(sumSeed / (50 - nGaveUp) >= 0.9);
+}
+END_TEST
+
 /*
 ** xPrefetch and xDistBatch see only valid nodes and change nothing: the
 ** same nodes and distances as xDist alone.
@@ -734,7 +814,7 @@ START_TEST(test_prefetch) {
   tSetup();
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aA[10], aB[10], aC[10];
     float dA[10], dB[10], dC[10];
     int nA, nB, nC;
@@ -782,7 +862,7 @@ START_TEST(test_epoch_wrap) {
   pOld->iEpoch = 65534;
   for (i = 0; i < 20; i++) {
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
     uint32_t aA[10], aB[10];
     float dA[10], dB[10];
     int nA, nB;
@@ -814,7 +894,8 @@ START_TEST(test_small) {
   for (nN = 0; nN <= 5; nN++) {
     TData d = {8, 0, aVec, 0};
     TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL, NULL};
+    ColvecHnswQuery hq = {tQueryDist, tPrefetch, NULL, NULL,
+                          NULL,       0,         0.0f, NULL};
     ColvecHnsw *pG, *pO = NULL;
     uint8_t *a;
     size_t n;
@@ -942,6 +1023,7 @@ static Suite *hnswSuite(void) {
   tcase_add_test(tc, test_steps);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_filter);
+  tcase_add_test(tc, test_filter_twohop);
   tcase_add_test(tc, test_prefetch);
   tcase_add_test(tc, test_epoch_wrap);
   tcase_add_test(tc, test_interrupt);

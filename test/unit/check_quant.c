@@ -745,6 +745,130 @@ START_TEST(test_simd_scalar) {
 END_TEST
 
 /*
+** The integer estimator of a scan (colvecQuantScanBatch): for int8 codes,
+** every kernel set gives the portable set's value bit for bit (an exact
+** integer sum), within 1e-4 of the largest term of the float estimate;
+** for int4 and bit codes, and before colvecQuantQueryPrepareScan, it is
+** the set's colvecQuantDistanceBatch exactly. At the widest dimension the
+*integer
+** weights allow (8,224), codes and weights at their largest do not
+** overflow; one dimension more keeps the float estimator.
+*/
+START_TEST(test_scan_int) {
+  static const int anDim[] = {5, 17, 64, 100, 129, 256, 300, 784};
+  int t, m, di, i, eKernel;
+  for (di = 0; di < 8; di++) {
+    int nDim = anDim[di];
+    for (t = COLVEC_QUANT_INT8; t <= COLVEC_QUANT_BIT; t++) {
+      for (m = COLVEC_METRIC_L2; m <= COLVEC_METRIC_DOT; m++) {
+        ColvecQuant *p = NULL;
+        ColvecQuantQuery q;
+        int nCode;
+        uint8_t *aCode;
+        const uint8_t *apCode[64];
+        float aFloat[64], aScalar[64], aScan[64];
+        ck_assert_int_eq(colvecQuantTrain(t, m, nDim, tq784.aVec, 500, 784, &p),
+                         COLVEC_OK);
+        nCode = colvecQuantCodeBytes(p);
+        aCode = malloc((size_t)nCode * 64);
+        ck_assert_int_eq(colvecQuantEncodeBatch(p, tq784.aVec, 64, 784, aCode),
+                         COLVEC_OK);
+        for (i = 0; i < 64; i++)
+          apCode[i] = aCode + i * nCode;
+        memset(&q, 0, sizeof(q));
+        ck_assert_int_eq(colvecQuantQueryPrepare(p, tq784.aQuery, &q),
+                         COLVEC_OK);
+        /* not prepared for a scan: the float estimator */
+        colvecQuantDistanceBatch(&q, apCode, 64, aFloat);
+        colvecQuantScanBatch(&q, apCode, 64, aScan);
+        ck_assert(memcmp(aFloat, aScan, sizeof(aScan)) == 0);
+        ck_assert_int_eq(colvecQuantQueryPrepareScan(&q), COLVEC_OK);
+        ck_assert_int_eq(q.bScan, t == COLVEC_QUANT_INT8);
+        colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
+        colvecQuantScanBatch(&q, apCode, 64, aScalar);
+        for (eKernel = COLVEC_QUANT_KERNEL_BEST;
+             eKernel <= COLVEC_QUANT_KERNEL_NEON; eKernel++) {
+          const char *zSet = colvecQuantQueryKernel(&q, eKernel);
+          colvecQuantScanBatch(&q, apCode, 64, aScan);
+          if (t != COLVEC_QUANT_INT8) {
+            /* the set's own float estimates */
+            colvecQuantDistanceBatch(&q, apCode, 64, aFloat);
+            ck_assert(memcmp(aScan, aFloat, sizeof(aScan)) == 0);
+            continue;
+          }
+          for (i = 0; i < 64; i++) {
+            ck_assert_msg(memcmp(&aScan[i], &aScalar[i], sizeof(float)) == 0,
+                          "%s %a != scalar %a (%d-d) m%d t%d", zSet, aScan[i],
+                          aScalar[i], nDim, m, t);
+          }
+        }
+        colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
+        colvecQuantDistanceBatch(&q, apCode, 64, aFloat);
+        for (i = 0; i < 64; i++) {
+          if (t != COLVEC_QUANT_INT8) {
+            ck_assert(memcmp(&aScalar[i], &aFloat[i], sizeof(float)) == 0);
+          } else {
+            /* squared (l2) or raw (dot, cosine's 1-cos) estimates compared;
+            ** the error of a rounded weight is at most half a step */
+            double a = aScalar[i], b = aFloat[i];
+            if (m == COLVEC_METRIC_L2) a *= a, b *= b;
+            ck_assert_msg(
+                fabs(a - b) <= 1e-4 * (1.0 + fabs(b) + fabs((double)q.rBase)),
+                "int %g != float %g (%d-d, metric %d)", a, b, nDim, m);
+          }
+        }
+        colvecQuantQueryClear(&q);
+        free(aCode);
+        colvecQuantFree(p);
+      }
+    }
+  }
+  {
+    /* codes of 255 and weights of the largest magnitude, 8,224 and 8,225
+    ** dimensions: the sum stays in 32 bits, then the float estimator */
+    int nDim;
+    for (nDim = 8224; nDim <= 8225; nDim++) {
+      float *aVec = malloc(sizeof(float) * (size_t)nDim * 10);
+      float *aQuery = malloc(sizeof(float) * (size_t)nDim);
+      ColvecQuant *p = NULL;
+      ColvecQuantQuery q;
+      uint8_t *aCode;
+      const uint8_t *apCode[1];
+      float rScan, rFloat;
+      for (i = 0; i < nDim * 10; i++)
+        aVec[i] = (float)(i / nDim) / 9.0f; /* row r: r/9, row 9 codes 255 */
+      for (i = 0; i < nDim; i++)
+        aQuery[i] = -1000.0f; /* every weight -1000/255 */
+      ck_assert_int_eq(colvecQuantTrain(COLVEC_QUANT_INT8, COLVEC_METRIC_DOT,
+                                        nDim, aVec, 10, nDim, &p),
+                       COLVEC_OK);
+      aCode = malloc((size_t)colvecQuantCodeBytes(p));
+      ck_assert_int_eq(colvecQuantEncode(p, aVec + 9 * nDim, aCode), COLVEC_OK);
+      ck_assert_int_eq(aCode[0], 255);
+      ck_assert_int_eq(aCode[nDim - 1], 255);
+      apCode[0] = aCode;
+      memset(&q, 0, sizeof(q));
+      ck_assert_int_eq(colvecQuantQueryPrepare(p, aQuery, &q), COLVEC_OK);
+      ck_assert_int_eq(colvecQuantQueryPrepareScan(&q), COLVEC_OK);
+      ck_assert_int_eq(q.bScan, nDim == 8224);
+      colvecQuantScanBatch(&q, apCode, 1, &rScan);
+      colvecQuantDistanceBatch(&q, apCode, 1, &rFloat);
+      /* -(q . x) = 1000 per dimension */
+      ck_assert_msg(fabs(rScan - 1000.0 * nDim) <= 1e-3 * 1000.0 * nDim,
+                    "%g (%d-d)", rScan, nDim);
+      ck_assert_msg(fabs(rFloat - 1000.0 * nDim) <= 1e-3 * 1000.0 * nDim,
+                    "%g (%d-d)", rFloat, nDim);
+      colvecQuantQueryClear(&q);
+      free(aCode);
+      colvecQuantFree(p);
+      free(aQuery);
+      free(aVec);
+    }
+  }
+}
+END_TEST
+
+/*
 ** Edge cases: bad arguments are COLVEC_RANGE; training on no vectors gives
 ** a usable quantizer; a vector equal to the query under l2 is estimated
 ** near 0 by int8; a query object is reused across quantizers of different
@@ -1077,6 +1201,7 @@ static Suite *tqSuite(void) {
   tcase_add_test(tc, test_format_frozen);
   tcase_add_test(tc, test_table);
   tcase_add_test(tc, test_simd_scalar);
+  tcase_add_test(tc, test_scan_int);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_nonfinite);
   tcase_add_test(tc, test_oom);
