@@ -137,11 +137,16 @@ static inline int32_t colvecQuantDot8Scalar(const int16_t *w, const uint8_t *c,
 
 /*
 ** Inner kernels shared between sets: the AVX2 rotation round and query
-** planes (which the AVX-512 set uses too; defined only on x86-64).
+** planes (which the AVX-512 set uses too). Declared only where they are
+** defined, on x86-64 with GCC or clang: the amalgamation makes them
+** static, and a static function declared but never defined is an error
+** under -Werror on every other CPU.
 */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 void colvecQuantBitRoundAvx2(float *a, const float *aSign, int n);
 int64_t colvecQuantBitPlanesAvx2(const float *z, int nWord,
                                  const float *aThresh, uint64_t *aPlane);
+#endif
 
 /*
 ** The int8/int4 estimate from a prepared query to one code, around the
