@@ -18,6 +18,7 @@ SQLITE_EXTENSION_INIT3
 #include "colvec_os.h"
 #include "colvec_store.h"
 #include "colvec_hnsw.h"
+#include "colvec_order.h"
 #include "colvec_plan.h"
 #include "colvec_quant.h"
 #include "colvec_segfile.h"
@@ -135,6 +136,8 @@ struct ColvecColumn {
   int bStrict;          /* attribute: sqlite-vec's partition key or
                         ** auxiliary column: a value must have the
                         ** column's type exactly (NULL aside) */
+  int bPartition;       /* attribute: declared "partition key" (large
+                        ** partitions get segments of their own) */
 };
 
 /* Hidden columns follow the user columns, in this order. */
@@ -743,6 +746,14 @@ int colvecSegmentLocate(const ColvecSegTable *p, int64_t iRowid, int *piSeg,
 /* Returns non-zero when rowid iRowid of segment h is tombstoned. */
 int colvecSegmentIsDead(const ColvecSegHandle *h, int64_t iRowid);
 
+/*
+** Returns the cache slot of user column iCol of h (one of pC->nCol, all
+** empty at first), allocating the handle's slots on first use; NULL when
+** out of memory. What a reader keeps there is freed with the handle.
+*/
+ColvecSegSlot *colvecSegmentSlot(ColvecSegHandle *h, const ColvecConfig *pC,
+                                 int iCol);
+
 /* Binary search of sorted a[0..n-1] for v: its index, or -1. */
 int64_t colvecSegmentSearch(const int64_t *a, int64_t n, int64_t v);
 
@@ -937,8 +948,10 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 **   COLVEC_LAYOUT_QUANT  the trained quantizer (colvec_quant.c, serialised)
 **   COLVEC_LAYOUT_CODES  one fixed-size code per row
 **   COLVEC_LAYOUT_GRAPH  an HNSW graph over the rows (colvec_hnsw.c)
-** The graph is built with float32 distances when the segment has at least
-** COLVEC_INDEX_MIN_ROWS rows; searches traverse it on the codes (or on the
+** The graph is built when the segment has at least COLVEC_INDEX_MIN_ROWS
+** rows, its links chosen on float32 distances (its build's beam searches
+** run on int8 codes when the column has them); searches traverse it on the
+*codes (or on the
 ** float32 vectors with quantize=none), and the oversampled candidates are
 ** rescored with the float32 vectors.
 */
@@ -1205,15 +1218,43 @@ struct ColvecScanMemo {
 };
 
 /*
+** The filter of a plan that a value order answers with the fewest rows of
+** one segment (colvecScanPick): the bitmap starts from its rows when they
+** are few, and a segment where it passes none is skipped.
+*/
+/* A filter found through a value order drives a segment's bitmap when it
+** passes at most 1 / COLVEC_SCAN_ORDER_SHARE of the rows: the bitmap is
+** then exactly its rows (and the tombstones and other filters' work). */
+#define COLVEC_SCAN_ORDER_SHARE 8
+
+typedef struct ColvecScanPick ColvecScanPick;
+struct ColvecScanPick {
+  int iArg;      /* its argument in the plan, or -1: no order answers one */
+  int64_t nPass; /* its rows in the segment (tombstoned ones too), or -1 */
+};
+
+/*
+** Sets *pPick to the filter argument of pPlan (argv values) that a value
+** order of segment h answers with the fewest rows. Counts as a use of
+** each filtered column's order (built on its third use). Returns SQLITE_OK
+** or an error with *pzErr set.
+*/
+int colvecScanPick(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                   const ColvecPlan *pPlan, sqlite3_value **argv,
+                   ColvecScanPick *pPick, char **pzErr);
+
+/*
 ** Sets in aBits (one bit per row of segment h, LSB-first) exactly the live
 ** rows (not tombstoned) that pass the plan's filter arguments (argv
 ** values; IN lists expanded). Rows SQLite would reject may pass (it
-** re-checks); rows it would accept never fail. pMemo is the query's memo
+** re-checks); rows it would accept never fail. pPick is colvecScanPick's
+** answer for h, or NULL to compute it here. pMemo is the query's memo
 ** (shared by its segments). Returns SQLITE_OK or an error with *pzErr set.
 */
 int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      const ColvecPlan *pPlan, sqlite3_value **argv,
-                     ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr);
+                     const ColvecScanPick *pPick, ColvecScanMemo *pMemo,
+                     uint8_t *aBits, char **pzErr);
 
 /*
 ** The values of a filter comparing a text column with numbers, both ways

@@ -223,6 +223,223 @@ void colvecCompactJobFree(ColvecCompactJob *p) {
 }
 
 /*
+** Partition keys. A write to a table with a partition key puts every
+** partition holding at least max(COMPACT_SPLIT_ROWS, rows written /
+** COMPACT_SPLIT_MAX) of the rows into a segment of its own, and the other
+** rows into one more. A KNN with part = ? then searches that segment's
+** graph alone, as it would a table of the partition's rows, and finds that
+** the other segments hold none of its rows through their value orders
+** (colvec_scan.c); small partitions stay together, scanned exactly. Such
+** single-partition segments take no part in tier merges, which would mix
+** them again; optimize rewrites every segment (and splits anew).
+*/
+#define COMPACT_SPLIT_ROWS 10000
+#define COMPACT_SPLIT_MAX 32
+
+/* Returns the index of the table's partition key column, or -1. */
+static int compactPartCol(const ColvecConfig *pC) {
+  int i;
+  for (i = 0; i < pC->nCol; i++) {
+    if (pC->aCol[i].bPartition) return i;
+  }
+  return -1;
+}
+
+/*
+** Returns 1 when segment h holds one partition: at least
+** COMPACT_SPLIT_ROWS rows, all with the same (non-NULL) partition key; 0
+** otherwise, also when the column cannot be read (the merge that reads it
+** next reports that).
+*/
+static int compactSinglePart(ColvecSegTable *pSegs, ColvecSegHandle *h) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumnView *pView = NULL;
+  ColvecScalar first, v;
+  char *zErr = NULL;
+  int iCol = compactPartCol(pC), rc;
+  int64_t i;
+  if (iCol < 0 || h->nRow < COMPACT_SPLIT_ROWS) return 0;
+  rc = colvecLayoutView(pC, h, iCol, &pView, &zErr);
+  sqlite3_free(zErr);
+  if (rc != SQLITE_OK || pView->aNull) return 0;
+  if (colvecFilterRowValue(pView, 0, &first) != COLVEC_OK) return 0;
+  for (i = 1; i < h->nRow; i++) {
+    if (colvecFilterRowValue(pView, i, &v) != COLVEC_OK ||
+        colvecFilterCompare(&v, &first) != 0) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/*
+** Returns 1 when optimize has nothing to do: no segment has tombstones or
+** a deferred graph, and the segments are one, or (with a partition key)
+** one of several partitions and segments of one partition each, no two of
+** the same partition. Else 0.
+*/
+static int compactSettled(ColvecSegTable *pSegs) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  int i, j, nShared = 0, bSettled = 1, iCol = compactPartCol(pC);
+  char *aSingle; /* per segment: it holds one partition */
+  for (i = 0; i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    if (h->nTomb > 0 || colvecIndexPending(h, pC)) return 0;
+  }
+  if (pSegs->nSeg <= 1) return 1;
+  if (iCol < 0) return 0;
+  aSingle = sqlite3_malloc64((sqlite3_uint64)pSegs->nSeg);
+  if (aSingle == NULL) return 0; /* the rewrite reports the lack */
+  for (i = 0; bSettled && i < pSegs->nSeg; i++) {
+    ColvecSegHandle *h = pSegs->apSeg[i];
+    aSingle[i] = (char)compactSinglePart(pSegs, h);
+    if (!aSingle[i]) {
+      if (++nShared > 1) bSettled = 0;
+      continue;
+    }
+    for (j = 0; bSettled && j < i; j++) {
+      /* two segments of the same partition are merged */
+      const ColvecColumnView *pA = NULL, *pB = NULL;
+      ColvecScalar a, b;
+      char *zErr = NULL;
+      if (!aSingle[j]) continue;
+      if (colvecLayoutView(pC, h, iCol, &pA, &zErr) != SQLITE_OK ||
+          colvecLayoutView(pC, pSegs->apSeg[j], iCol, &pB, &zErr) !=
+              SQLITE_OK ||
+          colvecFilterRowValue(pA, 0, &a) != COLVEC_OK ||
+          colvecFilterRowValue(pB, 0, &b) != COLVEC_OK ||
+          colvecFilterCompare(&a, &b) == 0) {
+        bSettled = 0;
+      }
+      sqlite3_free(zErr);
+    }
+  }
+  sqlite3_free(aSingle);
+  return bSettled;
+}
+
+/*
+** Reads the partition key (column iCol) of the nRow rows of aRow into *pView,
+** whose arrays are new (compactPartViewFree): int64 values or text bytes,
+** and a NULL bitmap. Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int compactPartView(const ColvecConfig *pC, const ColvecSource *aSrc,
+                           const ColvecRowRef *aRow, int64_t nRow, int iCol,
+                           ColvecColumnView *pView, char **pzErr) {
+  int bInt = pC->aCol[iCol].eAttr == COLVEC_ATTR_INTEGER;
+  int64_t i, nByte = 0;
+  int rc = SQLITE_OK;
+  uint8_t *aNull;
+  memset(pView, 0, sizeof(*pView));
+  pView->nRow = nRow;
+  pView->eStore = bInt ? COLVEC_STORE_INT64 : COLVEC_STORE_TEXT;
+  aNull = colvecMallocZero(&rc, (nRow + 7) / 8 + 1);
+  pView->aNull = aNull;
+  if (bInt) {
+    pView->aInt = colvecMallocZero(&rc, (nRow + 1) * 8);
+  } else {
+    pView->aOff = colvecMallocZero(&rc, (nRow + 1) * 8);
+  }
+  /* two passes for text: the bytes' total, then the bytes */
+  for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
+    ColvecScalar v;
+    rc = colvecLayoutCell(pC, &aSrc[aRow[i].iSrc], iCol, aRow[i].iRow, NULL, &v,
+                          pzErr);
+    if (rc != SQLITE_OK) break;
+    if (v.eType == COLVEC_TYPE_NULL) {
+      aNull[i >> 3] |= (uint8_t)(1u << (i & 7));
+    } else if (bInt) {
+      ((int64_t *)pView->aInt)[i] = v.eType == COLVEC_TYPE_INTEGER ? v.i : 0;
+    } else {
+      nByte += v.n;
+    }
+    if (!bInt) ((int64_t *)pView->aOff)[i + 1] = nByte;
+  }
+  if (rc == SQLITE_OK && !bInt) {
+    uint8_t *aByte = colvecMallocZero(&rc, nByte + 1);
+    pView->aByte = aByte;
+    pView->nByte = nByte;
+    for (i = 0; rc == SQLITE_OK && i < nRow; i++) {
+      ColvecScalar v;
+      rc = colvecLayoutCell(pC, &aSrc[aRow[i].iSrc], iCol, aRow[i].iRow, NULL,
+                            &v, pzErr);
+      if (rc == SQLITE_OK && v.eType != COLVEC_TYPE_NULL && v.n > 0) {
+        memcpy(aByte + pView->aOff[i], v.z, (size_t)v.n);
+      }
+    }
+  }
+  return rc;
+}
+
+/* Frees the arrays compactPartView made. */
+static void compactPartViewFree(ColvecColumnView *pView) {
+  colvecFree((void *)pView->aNull);
+  colvecFree((void *)pView->aInt);
+  colvecFree((void *)pView->aOff);
+  colvecFree((void *)pView->aByte);
+  memset(pView, 0, sizeof(*pView));
+}
+
+/*
+** Decides how the nRow rows of aRow are written (see "Partition keys"):
+** sets *pnGroup to the number of segments, and when it is more than one,
+** *paGroup to a new array (sqlite3_free) giving each row's segment: 0 for
+** the shared one, 1.. for a partition of its own. Returns SQLITE_OK or an
+** error with *pzErr set.
+*/
+static int compactSplit(const ColvecConfig *pC, const ColvecSource *aSrc,
+                        const ColvecRowRef *aRow, int64_t nRow, int **paGroup,
+                        int *pnGroup, char **pzErr) {
+  ColvecColumnView view;
+  ColvecOrder order;
+  int64_t nMin = nRow / COMPACT_SPLIT_MAX, i = 0;
+  int iCol = compactPartCol(pC), nGroup = 1, rc, *aGroup = NULL;
+  *paGroup = NULL;
+  *pnGroup = 1;
+  if (nMin < COMPACT_SPLIT_ROWS) nMin = COMPACT_SPLIT_ROWS;
+  if (iCol < 0 || nRow < nMin) return SQLITE_OK;
+  memset(&order, 0, sizeof(order));
+  rc = compactPartView(pC, aSrc, aRow, nRow, iCol, &view, pzErr);
+  if (rc == SQLITE_OK) {
+    int rcO = colvecOrderBuild(&view, &order);
+    if (rcO == COLVEC_NOMEM) {
+      rc = SQLITE_NOMEM;
+    } else if (rcO != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("colvec: table %s: cannot order the values "
+                               "of partition key %s",
+                               pC->zName, pC->aCol[iCol].zName);
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc == SQLITE_OK)
+    aGroup = colvecMallocZero(&rc, nRow * (int64_t)sizeof(int));
+  while (rc == SQLITE_OK && i < order.nValue) {
+    ColvecScalar a, b;
+    int64_t j = i + 1, k;
+    colvecFilterRowValue(&view, order.aRow[i], &a);
+    for (; j < order.nValue; j++) {
+      colvecFilterRowValue(&view, order.aRow[j], &b);
+      if (colvecFilterCompare(&a, &b) != 0) break;
+    }
+    if (j - i >= nMin) {
+      for (k = i; k < j; k++)
+        aGroup[order.aRow[k]] = nGroup;
+      nGroup++;
+    }
+    i = j;
+  }
+  colvecOrderFree(&order);
+  compactPartViewFree(&view);
+  if (rc == SQLITE_OK && nGroup > 1) {
+    *paGroup = aGroup;
+    *pnGroup = nGroup;
+  } else {
+    colvecFree(aGroup);
+  }
+  return rc;
+}
+
+/*
 ** Writes the live rows of aSrc[0..nSrc-1] as a segment (colvecCompactWrite),
 ** with the graphs of pJob (NULL: none) where they hold exactly those rows.
 */
@@ -237,12 +454,18 @@ int colvecCompactWrite(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   return compactWriteWith(pSegs, pStorage, aSrc, nSrc, bDefer, NULL, pzErr);
 }
 
-static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                            const ColvecSource *aSrc, int nSrc, int bDefer,
-                            ColvecCompactJob *pJob, char **pzErr) {
+/*
+** Writes the nRow rows of aRow (rowid order; from aSrc) as one new
+** segment of the current write transaction (compactTxnGen) and adds it to
+** the manifest, with the graphs of pJob (NULL: none) where they hold
+** exactly those rows. Returns SQLITE_OK or an error with *pzErr set; a
+** file written by a failed call is removed again.
+*/
+static int compactWriteRows(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            const ColvecSource *aSrc, const ColvecRowRef *aRow,
+                            int64_t nRow, int bDefer, ColvecCompactJob *pJob,
+                            char **pzErr) {
   const ColvecConfig *pC = pSegs->pConfig;
-  ColvecRowRef *aRow = NULL;
-  int64_t nRow = 0;
   sqlite3_int64 iSegid = 0, iGen = 0;
   ColvecSegWriter *pW = NULL;
   const ColvecTableStore *pKeep = NULL;
@@ -252,92 +475,133 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   ColvecErr err;
   ColvecTick tick;
   int rc, i, bFileDone = 0;
+  int64_t nMaxByte = 8;
 
   err.zMsg[0] = 0;
   colvecTickInit(&tick, pStorage->db);
-  rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
-  if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen, &iSegid, pzErr);
-  if (rc == SQLITE_OK && nRow > 0) {
-    int64_t nMaxByte = 8;
-    for (i = 0; i < pC->nCol; i++) {
-      if (pC->aCol[i].nByte > nMaxByte) nMaxByte = pC->aCol[i].nByte;
+  rc = compactTxnGen(pStorage, &iGen, &iSegid, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  for (i = 0; i < pC->nCol; i++) {
+    if (pC->aCol[i].nByte > nMaxByte) nMaxByte = pC->aCol[i].nByte;
+  }
+  pBuf = sqlite3_malloc64((sqlite3_uint64)nMaxByte);
+  zTmp = colvecFolderSegPath(pSegs->zDir, iSegid, ".tmp");
+  zPath = colvecFolderSegPath(pSegs->zDir, iSegid, "");
+  if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK && pSegs->bNoDir) {
+    /* a file or a link where the folder should be: never written through */
+    *pzErr = sqlite3_mprintf("colvec: table %s: cannot write a segment: "
+                             "%s is not a folder (symbolic links are not "
+                             "followed)",
+                             pC->zName, pSegs->zDir);
+    rc = SQLITE_CANTOPEN;
+  }
+  if (rc == SQLITE_OK) {
+    int rcDir = pSegs->pStore->xMkdirUp(pSegs->zDir, 1, &err);
+    if (rcDir != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
     }
-    pBuf = sqlite3_malloc64((sqlite3_uint64)nMaxByte);
-    zTmp = colvecFolderSegPath(pSegs->zDir, iSegid, ".tmp");
-    zPath = colvecFolderSegPath(pSegs->zDir, iSegid, "");
-    if (pBuf == NULL || zTmp == NULL || zPath == NULL) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK && pSegs->bNoDir) {
-      /* a file or a link where the folder should be: never written through */
-      *pzErr = sqlite3_mprintf("colvec: table %s: cannot write a segment: "
-                               "%s is not a folder (symbolic links are not "
-                               "followed)",
-                               pC->zName, pSegs->zDir);
-      rc = SQLITE_CANTOPEN;
+  }
+  if (rc == SQLITE_OK) {
+    /* iSegid lies above every segid a row names (compactTxnGen): a file
+    ** there is an orphan of a crashed or rolled-back writer, which
+    ** cleanup would delete. It is removed first (a missing one is fine,
+    ** and no existence test runs first: one that fails for lack of
+    ** memory would say "none"), so the rename below never has to
+    ** replace a file. */
+    int rcUnlink = pSegs->pStore->xUnlink(zPath, &err);
+    if (rcUnlink != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = rcUnlink == COLVEC_NOMEM ? SQLITE_NOMEM : compactIoRc(err.iErrno);
     }
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecSegfileWriterOpen(pSegs->pStore, zTmp,
+                                 colvecConfigFingerprint(pC), &pW, &err);
+    if (rc != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
+    }
+  }
+  if (rc == SQLITE_OK) rc = colvecLayoutWriteRowids(pW, aRow, nRow);
+  for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
+    if (pC->aCol[i].bVector) {
+      rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, bDefer,
+                               pJob ? pJob->apCol[i] : NULL, pBuf, pzErr);
+    } else {
+      rc = colvecLayoutWriteAttr(pC, pW, &tick, aSrc, aRow, nRow, i, pzErr);
+    }
+  }
+  if (pW) {
     if (rc == SQLITE_OK) {
-      int rcDir = pSegs->pStore->xMkdirUp(pSegs->zDir, 1, &err);
-      if (rcDir != COLVEC_OK) {
-        *pzErr = sqlite3_mprintf("%s", err.zMsg);
-        rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
-      }
-    }
-    if (rc == SQLITE_OK) {
-      /* iSegid lies above every segid a row names (compactTxnGen): a file
-      ** there is an orphan of a crashed or rolled-back writer, which
-      ** cleanup would delete. It is removed first (a missing one is fine,
-      ** and no existence test runs first: one that fails for lack of
-      ** memory would say "none"), so the rename below never has to
-      ** replace a file. */
-      int rcUnlink = pSegs->pStore->xUnlink(zPath, &err);
-      if (rcUnlink != COLVEC_OK) {
-        *pzErr = sqlite3_mprintf("%s", err.zMsg);
-        rc = rcUnlink == COLVEC_NOMEM ? SQLITE_NOMEM : compactIoRc(err.iErrno);
-      }
-    }
-    if (rc == SQLITE_OK) {
-      rc = colvecSegfileWriterOpen(pSegs->pStore, zTmp,
-                                   colvecConfigFingerprint(pC), &pW, &err);
+      rc = colvecSegfileWriterFinish(pW, (uint64_t)nRow, &err);
       if (rc != COLVEC_OK) {
         *pzErr = sqlite3_mprintf("%s", err.zMsg);
         if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
-      }
-    }
-    if (rc == SQLITE_OK) rc = colvecLayoutWriteRowids(pW, aRow, nRow);
-    for (i = 0; rc == SQLITE_OK && i < pC->nCol; i++) {
-      if (pC->aCol[i].bVector) {
-        rc = compactWriteVectors(pSegs, pW, &tick, aSrc, aRow, nRow, i, bDefer,
-                                 pJob ? pJob->apCol[i] : NULL, pBuf, pzErr);
       } else {
-        rc = colvecLayoutWriteAttr(pC, pW, &tick, aSrc, aRow, nRow, i, pzErr);
+        bFileDone = 1;
       }
-    }
-    if (pW) {
-      if (rc == SQLITE_OK) {
-        rc = colvecSegfileWriterFinish(pW, (uint64_t)nRow, &err);
-        if (rc != COLVEC_OK) {
-          *pzErr = sqlite3_mprintf("%s", err.zMsg);
-          if (rc != COLVEC_NOMEM) rc = compactIoRc(err.iErrno);
-        } else {
-          bFileDone = 1;
-        }
-      } else {
-        if (*pzErr == NULL) {
-          *pzErr = sqlite3_mprintf("%s", colvecSegfileWriterErrmsg(pW));
-        }
-        if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegfileWriterErrno(pW));
-        colvecSegfileWriterAbort(pW);
+    } else {
+      if (*pzErr == NULL) {
+        *pzErr = sqlite3_mprintf("%s", colvecSegfileWriterErrmsg(pW));
       }
+      if (rc == COLVEC_IOERR) rc = compactIoRc(colvecSegfileWriterErrno(pW));
+      colvecSegfileWriterAbort(pW);
     }
-    if (rc == SQLITE_OK)
-      rc = compactReadChecksum(pSegs->pStore, zPath, &cksum, pzErr);
-    if (rc == SQLITE_OK) rc = colvecSegmentTableStore(pStorage, &pKeep);
-    if (rc == SQLITE_OK) rc = pKeep->xKeep(pSegs, iSegid, zPath, pzErr);
-    if (rc == SQLITE_OK) {
-      rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
-                                    compactTier(pC, nRow), pzErr);
-    }
-    if (rc == SQLITE_OK) {
-      rc = colvecStorageConfigSet(pStorage, "next_segid", iSegid + 1);
+  }
+  if (rc == SQLITE_OK)
+    rc = compactReadChecksum(pSegs->pStore, zPath, &cksum, pzErr);
+  if (rc == SQLITE_OK) rc = colvecSegmentTableStore(pStorage, &pKeep);
+  if (rc == SQLITE_OK) rc = pKeep->xKeep(pSegs, iSegid, zPath, pzErr);
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageManifestAdd(pStorage, iSegid, nRow, cksum,
+                                  compactTier(pC, nRow), pzErr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = colvecStorageConfigSet(pStorage, "next_segid", iSegid + 1);
+  }
+  if (rc != SQLITE_OK && bFileDone) {
+    pSegs->pStore->xUnlink(zPath, NULL); /* no committed manifest names it */
+  }
+  sqlite3_free(pBuf);
+  sqlite3_free(zTmp);
+  sqlite3_free(zPath);
+  return rc;
+}
+
+static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                            const ColvecSource *aSrc, int nSrc, int bDefer,
+                            ColvecCompactJob *pJob, char **pzErr) {
+  ColvecRowRef *aRow = NULL, *aSub = NULL;
+  int64_t nRow = 0;
+  sqlite3_int64 iSegid = 0, iGen = 0;
+  int *aGroup = NULL; /* each row's segment when partitions are split */
+  int rc, i, nGroup = 1;
+
+  rc = compactCollect(aSrc, nSrc, &aRow, &nRow, pzErr);
+  if (rc == SQLITE_OK) rc = compactTxnGen(pStorage, &iGen, &iSegid, pzErr);
+  if (rc == SQLITE_OK && pJob == NULL) {
+    rc =
+        compactSplit(pSegs->pConfig, aSrc, aRow, nRow, &aGroup, &nGroup, pzErr);
+  }
+  if (rc == SQLITE_OK && nGroup == 1 && nRow > 0) {
+    rc = compactWriteRows(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
+                          pzErr);
+  } else if (rc == SQLITE_OK && nGroup > 1) {
+    /* the shared segment first, then one per partition, each in rowid
+    ** order */
+    aSub = sqlite3_malloc64(sizeof(ColvecRowRef) * (sqlite3_uint64)nRow);
+    if (aSub == NULL) rc = SQLITE_NOMEM;
+    for (i = 0; rc == SQLITE_OK && i < nGroup; i++) {
+      int64_t j, nSub = 0;
+      for (j = 0; j < nRow; j++) {
+        if (aGroup[j] == i) aSub[nSub++] = aRow[j];
+      }
+      if (nSub > 0) {
+        rc = compactWriteRows(pSegs, pStorage, aSrc, aSub, nSub, bDefer, NULL,
+                              pzErr);
+      }
     }
   }
   for (i = 0; rc == SQLITE_OK && i < nSrc; i++) {
@@ -348,14 +612,10 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         /* created in this transaction: no committed state names it */
         iDrop >= pStorage->iTxnSegid ? -iGen : iGen, pzErr);
   }
-  if (rc != SQLITE_OK && bFileDone) {
-    pSegs->pStore->xUnlink(zPath, NULL); /* no committed manifest names it */
-  }
   colvecSegmentTableChanged(pSegs);
   sqlite3_free(aRow);
-  sqlite3_free(pBuf);
-  sqlite3_free(zTmp);
-  sqlite3_free(zPath);
+  sqlite3_free(aSub);
+  colvecFree(aGroup);
   return rc;
 }
 
@@ -367,14 +627,14 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
   int nLoop;
   for (nLoop = 0; rc == SQLITE_OK && nLoop < 64; nLoop++) {
     ColvecSource *aSrc;
+    char *aSingle = NULL; /* per segment: it holds one partition */
     int nSrc = 0, i, iTier, iPick = -1;
     rc = colvecSegmentTableRefresh(pSegs, pzErr);
     if (rc != SQLITE_OK || pSegs->nSeg == 0) break;
     aSrc = sqlite3_malloc64(sizeof(ColvecSource) * (sqlite3_uint64)pSegs->nSeg);
     if (aSrc == NULL) return SQLITE_NOMEM;
     if (bAll) {
-      if (pSegs->nSeg > 1 || pSegs->apSeg[0]->nTomb > 0 ||
-          colvecIndexPending(pSegs->apSeg[0], pC)) {
+      if (!compactSettled(pSegs)) {
         for (i = 0; i < pSegs->nSeg; i++) {
           aSrc[nSrc].pBatch = NULL;
           aSrc[nSrc].iFirst = 0;
@@ -392,15 +652,27 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
           nSrc = 1;
         }
       }
-      for (iTier = 0; iTier <= 30 && nSrc == 0; iTier++) {
+      /* a segment of one partition keeps it apart (see "Partition keys") */
+      if (compactPartCol(pC) >= 0) {
+        aSingle = sqlite3_malloc64((sqlite3_uint64)pSegs->nSeg);
+        if (aSingle == NULL) rc = SQLITE_NOMEM;
+        for (i = 0; aSingle && i < pSegs->nSeg; i++) {
+          aSingle[i] = (char)compactSinglePart(pSegs, pSegs->apSeg[i]);
+        }
+      }
+      for (iTier = 0; rc == SQLITE_OK && iTier <= 30 && nSrc == 0; iTier++) {
         int nInTier = 0;
         for (i = 0; i < pSegs->nSeg; i++) {
-          if (compactTier(pC, pSegs->apSeg[i]->nRow) == iTier) nInTier++;
+          if (compactTier(pC, pSegs->apSeg[i]->nRow) == iTier &&
+              !(aSingle && aSingle[i])) {
+            nInTier++;
+          }
         }
         if (nInTier >= 4) iPick = iTier;
         if (iPick >= 0) {
           for (i = 0; i < pSegs->nSeg; i++) {
-            if (compactTier(pC, pSegs->apSeg[i]->nRow) == iPick) {
+            if (compactTier(pC, pSegs->apSeg[i]->nRow) == iPick &&
+                !(aSingle && aSingle[i])) {
               aSrc[nSrc].pBatch = NULL;
               aSrc[nSrc].iFirst = 0;
               aSrc[nSrc++].pSeg = pSegs->apSeg[i];
@@ -409,9 +681,10 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
         }
       }
     }
-    if (nSrc > 0) {
+    if (rc == SQLITE_OK && nSrc > 0) {
       rc = colvecCompactWrite(pSegs, pStorage, aSrc, nSrc, 0, pzErr);
     }
+    sqlite3_free(aSingle);
     sqlite3_free(aSrc);
     if (nSrc == 0 || bAll) break;
   }

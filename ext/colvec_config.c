@@ -674,6 +674,7 @@ static int configPartitionKey(ColvecColumn *pCol, const char *zType,
                               char **pzErr) {
   if (pCol->eAttr == COLVEC_ATTR_INTEGER || pCol->eAttr == COLVEC_ATTR_TEXT) {
     pCol->bStrict = 1;
+    pCol->bPartition = 1;
     return SQLITE_OK;
   }
   *pzErr = sqlite3_mprintf("colvec: column %s: a partition key must be "

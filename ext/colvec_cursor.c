@@ -335,7 +335,7 @@ static int cursorScanSegments(ColvecCursor *pCur, const ColvecPlan *pPlan,
       memset(aBits, 0, (size_t)(h->nRow + 7) / 8);
       aBits[iLocRow >> 3] = (uint8_t)(1u << (iLocRow & 7));
     } else {
-      rc = colvecScanBitmap(pSegs, h, pPlan, argv, &memo, aBits, pzErr);
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, NULL, &memo, aBits, pzErr);
     }
   }
   return rc;
@@ -371,13 +371,13 @@ static int cursorScanSettle(ColvecCursor *pCur) {
   }
 }
 
-/* Returns non-zero when the plan has filter arguments. */
-static int cursorHasFilter(const ColvecPlan *pPlan) {
-  int i;
+/* Returns the number of filter arguments of the plan. */
+static int cursorFilterCount(const ColvecPlan *pPlan) {
+  int i, n = 0;
   for (i = 0; i < pPlan->nArg; i++) {
-    if (pPlan->aArg[i].eOp >= COLVEC_OP_EQ) return 1;
+    if (pPlan->aArg[i].eOp >= COLVEC_OP_EQ) n++;
   }
-  return 0;
+  return n;
 }
 
 /*
@@ -411,7 +411,7 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   ColvecVtab *pTab = (ColvecVtab *)pCur->base.pVtab;
   ColvecSegTable *pSegs = pTab->pSegs;
   ColvecIndexScratch *s = &pTab->scratch;
-  int bFilter = cursorHasFilter(pPlan);
+  int nFilter = cursorFilterCount(pPlan), bFilter = nFilter > 0;
   ColvecScanMemo memo = {0, 0}; /* like()/glob() looked up once */
   ColvecKnnTrace *pT;
   int i, rc = SQLITE_OK;
@@ -421,14 +421,30 @@ static int cursorKnn(ColvecCursor *pCur, const ColvecPlan *pPlan,
   for (i = 0; rc == SQLITE_OK && i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     uint8_t *aBits = NULL;
+    ColvecScanPick pick; /* the filter a value order answers best */
     int64_t nPass = h->nRow;
     double tStart = colvecOsMicros();
     memset(&s->stat, 0, sizeof(s->stat));
-    if (h->nTomb > 0 || bFilter) {
+    pick.iArg = -1;
+    if (bFilter) rc = colvecScanPick(pSegs, h, pPlan, argv, &pick, pzErr);
+    if (rc == SQLITE_OK && pick.iArg >= 0 && pick.nPass == 0) {
+      nPass = 0; /* a filter no row of the segment passes */
+    } else if (rc == SQLITE_OK && (h->nTomb > 0 || bFilter)) {
       aBits = sqlite3_malloc64((sqlite3_uint64)(h->nRow + 7) / 8 + 1);
       if (aBits == NULL) return SQLITE_NOMEM;
-      rc = colvecScanBitmap(pSegs, h, pPlan, argv, &memo, aBits, pzErr);
-      nPass = colvecBitmapCount(aBits, h->nRow);
+      rc = colvecScanBitmap(pSegs, h, pPlan, argv, &pick, &memo, aBits, pzErr);
+      if (nFilter == 1 && h->nTomb == 0 && pick.iArg >= 0 &&
+          (pick.nPass == h->nRow ||
+           pick.nPass * COLVEC_SCAN_ORDER_SHARE <= h->nRow)) {
+        nPass = pick.nPass; /* the bitmap is the order's rows: counted */
+      } else {
+        nPass = colvecBitmapCount(aBits, h->nRow);
+      }
+      if (nPass == h->nRow) {
+        /* every row passes: searched as without a filter */
+        sqlite3_free(aBits);
+        aBits = NULL;
+      }
     }
     if (rc == SQLITE_OK) {
       pCur->topk.iSrc = i;

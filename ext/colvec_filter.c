@@ -22,6 +22,10 @@
 #define FILTER_CHUNK_WORDS 64
 #define FILTER_CHUNK_ROWS (FILTER_CHUNK_WORDS * 64)
 
+/* A chunk in which fewer than 1 / FILTER_SPARSE_SHARE of the words still
+** hold passing rows is decided one word (64 rows) at a time. */
+#define FILTER_SPARSE_SHARE 4
+
 /* Verdict kinds of a compiled predicate, for the non-NULL rows. */
 #define FILTER_NONE 0  /* no row passes */
 #define FILTER_ALL 1   /* every row passes */
@@ -466,13 +470,8 @@ int colvecFilterRowValue(const ColvecColumnView *pCol, int64_t iRow,
   return COLVEC_OK;
 }
 
-/*
-** Returns -1, 0 or +1 as value *pA orders before, equal to or after *pB
-** in SQLite's comparison (BINARY collation): classes NULL < numbers <
-** text < blob, numbers exactly, bytes by memcmp then the shorter first.
-** Two NULLs (or NaNs) compare equal here.
-*/
-static int filterScalarCmp(const ColvecScalar *pA, const ColvecScalar *pB) {
+/* Compares two values; see header. */
+int colvecFilterCompare(const ColvecScalar *pA, const ColvecScalar *pB) {
   int eA = filterValueClass(pA), eB = filterValueClass(pB);
   if (eA != eB) return eA < eB ? -1 : +1;
   if (eA == 0) return 0;
@@ -503,11 +502,11 @@ int colvecFilterScalarPass(ColvecPlanOp eOp, const ColvecScalar *pRow,
   int c;
   if (eOp == COLVEC_OP_IS || eOp == COLVEC_OP_ISNOT) {
     int bSame = bNullRow || bNullVal ? bNullRow && bNullVal
-                                     : filterScalarCmp(pRow, pVal) == 0;
+                                     : colvecFilterCompare(pRow, pVal) == 0;
     return eOp == COLVEC_OP_IS ? bSame : !bSame;
   }
   if (bNullRow || bNullVal) return 0;
-  c = filterScalarCmp(pRow, pVal);
+  c = colvecFilterCompare(pRow, pVal);
   return (filterOpMask(eOp) & (c < 0   ? FILTER_LT
                                : c > 0 ? FILTER_GT
                                        : FILTER_EQ)) != 0;
@@ -515,7 +514,8 @@ int colvecFilterScalarPass(ColvecPlanOp eOp, const ColvecScalar *pRow,
 
 /* qsort() comparator over ColvecScalar: filterScalarCmp. */
 static int filterScalarSortCmp(const void *pA, const void *pB) {
-  return filterScalarCmp((const ColvecScalar *)pA, (const ColvecScalar *)pB);
+  return colvecFilterCompare((const ColvecScalar *)pA,
+                             (const ColvecScalar *)pB);
 }
 
 /* Sorts an IN list; see header. */
@@ -525,7 +525,8 @@ int colvecFilterInSort(ColvecScalar *aVal, int nVal) {
   qsort(aVal, (size_t)nVal, sizeof(ColvecScalar), filterScalarSortCmp);
   for (i = 0; i < nVal; i++) {
     if (filterValueClass(&aVal[i]) == 0) continue; /* never matches */
-    if (nOut > 0 && filterScalarCmp(&aVal[nOut - 1], &aVal[i]) == 0) continue;
+    if (nOut > 0 && colvecFilterCompare(&aVal[nOut - 1], &aVal[i]) == 0)
+      continue;
     aVal[nOut++] = aVal[i];
   }
   return nOut;
@@ -538,7 +539,7 @@ int colvecFilterInHas(const ColvecScalar *aVal, int nVal,
   if (filterValueClass(pVal) == 0) return 0;
   while (iLo <= iHi) {
     int iMid = iLo + (iHi - iLo) / 2;
-    int c = filterScalarCmp(&aVal[iMid], pVal);
+    int c = colvecFilterCompare(&aVal[iMid], pVal);
     if (c == 0) return 1;
     if (c < 0) {
       iLo = iMid + 1;
@@ -563,7 +564,7 @@ static int filterInSorted(const ColvecScalar *aVal, int nVal) {
         (p->n < 0 || (p->n > 0 && p->z == NULL))) {
       return 0;
     }
-    if (i > 0 && filterScalarCmp(&aVal[i - 1], p) >= 0) return 0;
+    if (i > 0 && colvecFilterCompare(&aVal[i - 1], p) >= 0) return 0;
   }
   return 1;
 }
@@ -669,6 +670,12 @@ static int filterPredWords(const FilterCtx *pCtx, const FilterPred *p,
 static uint64_t filterLoadWord(const uint8_t *a, int nByte) {
   uint64_t w = 0;
   int k;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (nByte == 8) {
+    memcpy(&w, a, 8); /* one load */
+    return w;
+  }
+#endif
   for (k = 0; k < nByte; k++)
     w |= (uint64_t)a[k] << (8 * k);
   return w;
@@ -681,12 +688,8 @@ static void filterAndWord(uint8_t *a, int nByte, uint64_t w) {
     a[k] &= (uint8_t)(w >> (8 * k));
 }
 
-/*
-** Checks the view: a known storage kind, the arrays it needs, offsets that
-** start at or after 0 and end within nByte. Returns COLVEC_OK or
-** COLVEC_ERROR.
-*/
-static int filterCheckView(const ColvecColumnView *pCol) {
+/* Checks a view; see header. */
+int colvecFilterViewCheck(const ColvecColumnView *pCol) {
   int64_t nRow = pCol->nRow;
   if (nRow < 0) return COLVEC_ERROR;
   switch (pCol->eStore) {
@@ -708,6 +711,41 @@ static int filterCheckView(const ColvecColumnView *pCol) {
   }
 }
 
+/*
+** Computes the verdicts of "column <eOp> aVal" for rows [iRow, iRow+n)
+** into aOut ((n+63)/64 words), the NULL rows as the operator says (aNullW:
+** their words, or NULL). pPred is the compiled constraint of a non-IN
+** operator; an IN list is searched (bSorted) or compiled member by member
+** into pPred. Returns COLVEC_OK, COLVEC_ERROR or COLVEC_FILTER_ABORT.
+*/
+static int filterChunk(const FilterCtx *pCtx, ColvecPlanOp eOp,
+                       FilterPred *pPred, const ColvecScalar *aVal, int nVal,
+                       int bSorted, int64_t iRow, int64_t n,
+                       const uint64_t *pNullW, uint64_t *aOut) {
+  int64_t nW = (n + 63) >> 6, iW;
+  uint64_t aTmp[FILTER_CHUNK_WORDS];
+  int rc = COLVEC_OK, i;
+  if (eOp != COLVEC_OP_IN) {
+    return filterPredWords(pCtx, pPred, iRow, n, pNullW, aOut);
+  }
+  if (bSorted) {
+    rc = filterInKernel(pCtx->pCol, aVal, nVal, iRow, n, aOut);
+    for (iW = 0; pNullW && iW < nW; iW++)
+      aOut[iW] &= ~pNullW[iW]; /* NULL is in no list */
+    return rc;
+  }
+  memset(aOut, 0, nW * sizeof(uint64_t));
+  for (i = 0; rc == COLVEC_OK && i < nVal; i++) {
+    rc = filterCompile(pCtx, eOp, &aVal[i], pPred);
+    if (rc == COLVEC_OK && pPred->eKind != FILTER_NONE) {
+      rc = filterPredWords(pCtx, pPred, iRow, n, pNullW, aTmp);
+      for (iW = 0; iW < nW; iW++)
+        aOut[iW] |= aTmp[iW];
+    }
+  }
+  return rc;
+}
+
 /* Evaluates a constraint into aBits; see header. */
 int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
                      const ColvecScalar *aVal, int nVal, ColvecMatchFunc xMatch,
@@ -716,13 +754,15 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
   FilterPred pred;
   uint64_t aNullW[FILTER_CHUNK_WORDS];
   uint64_t aOut[FILTER_CHUNK_WORDS];
-  uint64_t aTmp[FILTER_CHUNK_WORDS];
+  uint64_t aHave[FILTER_CHUNK_WORDS]; /* the chunk's bits before this one */
   int64_t iRow, nRow;
   int rc = COLVEC_OK;
   int bNoArg = eOp == COLVEC_OP_ISNULL || eOp == COLVEC_OP_NOTNULL;
   int bSorted; /* IN: a long list in colvecFilterInSort order, searched */
 
-  if (pCol == NULL || filterCheckView(pCol) != COLVEC_OK) return COLVEC_ERROR;
+  if (pCol == NULL || colvecFilterViewCheck(pCol) != COLVEC_OK) {
+    return COLVEC_ERROR;
+  }
   if (eOp < COLVEC_OP_EQ || eOp > COLVEC_OP_IN) return COLVEC_ERROR;
   if (eOp == COLVEC_OP_IN ? (nVal < 0 || (nVal > 0 && aVal == NULL))
                           : (!bNoArg && (nVal < 1 || aVal == NULL))) {
@@ -747,9 +787,15 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
   for (iRow = 0; rc == COLVEC_OK && iRow < nRow; iRow += FILTER_CHUNK_ROWS) {
     int64_t n =
         nRow - iRow < FILTER_CHUNK_ROWS ? nRow - iRow : FILTER_CHUNK_ROWS;
-    int64_t nByte = (n + 7) >> 3, nW = (n + 63) >> 6, iW;
+    int64_t nByte = (n + 7) >> 3, nW = (n + 63) >> 6, iW, nHave = 0;
     uint8_t *aDst = aBits + (iRow >> 3);
     const uint64_t *pNullW = NULL;
+    for (iW = 0; iW < nW; iW++) {
+      int64_t nLeft = nByte - iW * 8;
+      aHave[iW] = filterLoadWord(aDst + iW * 8, nLeft < 8 ? (int)nLeft : 8);
+      nHave += aHave[iW] != 0;
+    }
+    if (nHave == 0) continue; /* no row left to decide: ANDing keeps 0 */
     if (pCol->aNull) {
       const uint8_t *aSrc = pCol->aNull + (iRow >> 3);
       for (iW = 0; iW < nW; iW++) {
@@ -758,23 +804,19 @@ int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
       }
       pNullW = aNullW;
     }
-    if (eOp != COLVEC_OP_IN) {
-      rc = filterPredWords(&ctx, &pred, iRow, n, pNullW, aOut);
-    } else if (bSorted) {
-      rc = filterInKernel(pCol, aVal, nVal, iRow, n, aOut);
-      for (iW = 0; pNullW && iW < nW; iW++)
-        aOut[iW] &= ~pNullW[iW]; /* NULL is in no list */
-    } else {
-      int i;
-      memset(aOut, 0, nW * sizeof(uint64_t));
-      for (i = 0; rc == COLVEC_OK && i < nVal; i++) {
-        rc = filterCompile(&ctx, eOp, &aVal[i], &pred);
-        if (rc == COLVEC_OK && pred.eKind != FILTER_NONE) {
-          rc = filterPredWords(&ctx, &pred, iRow, n, pNullW, aTmp);
-          for (iW = 0; iW < nW; iW++)
-            aOut[iW] |= aTmp[iW];
-        }
+    if (nHave * FILTER_SPARSE_SHARE < nW) {
+      /* few words still have rows (a selective filter came first): decide
+      ** those 64 rows at a time */
+      for (iW = 0; rc == COLVEC_OK && iW < nW; iW++) {
+        int64_t nPart = n - iW * 64 < 64 ? n - iW * 64 : 64;
+        aOut[iW] = 0;
+        if (aHave[iW] == 0) continue;
+        rc = filterChunk(&ctx, eOp, &pred, aVal, nVal, bSorted, iRow + iW * 64,
+                         nPart, pNullW ? &aNullW[iW] : NULL, &aOut[iW]);
       }
+    } else {
+      rc = filterChunk(&ctx, eOp, &pred, aVal, nVal, bSorted, iRow, n, pNullW,
+                       aOut);
     }
     for (iW = 0; iW < nW; iW++) {
       int64_t nLeft = nByte - iW * 8;
@@ -802,10 +844,7 @@ int64_t colvecBitmapCount(const uint8_t *aBits, int64_t nRow) {
   int64_t nFull = nRow >> 3, i, nSet = 0;
   for (i = 0; i + 8 <= nFull; i += 8) {
     uint64_t w = filterLoadWord(aBits + i, 8);
-    w = w - ((w >> 1) & 0x5555555555555555ULL);
-    w = (w & 0x3333333333333333ULL) + ((w >> 2) & 0x3333333333333333ULL);
-    w = (w + (w >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    nSet += (int64_t)((w * 0x0101010101010101ULL) >> 56);
+    if (w) nSet += COLVEC_POPCOUNT64(w); /* sparse bitmaps: mostly zero */
   }
   for (; i < nFull; i++) {
     int v = aBits[i];

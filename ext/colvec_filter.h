@@ -101,10 +101,14 @@ typedef int (*ColvecMatchFunc)(void *pCtx, int mFlags,
 ** Returns COLVEC_OK, COLVEC_FILTER_ABORT when xMatch failed, or
 ** COLVEC_ERROR for an operator that is no filter, a malformed value, or a
 ** malformed view (missing array, offsets outside [0, nByte] or
-** decreasing); after an error aBits holds unspecified bits. Allocates
-** nothing; the work is linear in nRow, times nVal for an IN list of up to
-** COLVEC_FILTER_IN_LINEAR members or one not in colvecFilterInSort order,
-** times log2(nVal) for a longer sorted one (each row's value is searched).
+** decreasing, among the rows read); after an error aBits holds unspecified
+** bits. Allocates nothing. Only rows whose 64-bit word of aBits still has
+** a bit set are read (a chunk of 4,096 rows with none is skipped whole, one
+** with few such words is read word by word), so a constraint ANDed after a
+** selective one costs what that one left. The work is linear in the rows
+** read, times nVal for an IN list of up to COLVEC_FILTER_IN_LINEAR members
+** or one not in colvecFilterInSort order, times log2(nVal) for a longer
+** sorted one (each row's value is searched).
 */
 int colvecFilterEval(const ColvecColumnView *pCol, ColvecPlanOp eOp,
                      const ColvecScalar *aVal, int nVal, ColvecMatchFunc xMatch,
@@ -126,6 +130,21 @@ int colvecFilterScalarPass(ColvecPlanOp eOp, const ColvecScalar *pRow,
 */
 int colvecFilterRowValue(const ColvecColumnView *pCol, int64_t iRow,
                          ColvecScalar *pRow);
+
+/*
+** Returns -1, 0 or +1 as value *pA orders before, equal to or after *pB
+** in SQLite's comparison (BINARY collation): classes NULL < numbers <
+** text < blob, numbers exactly, bytes by memcmp then the shorter first.
+** Two NULLs (or NaNs) compare equal here.
+*/
+int colvecFilterCompare(const ColvecScalar *pA, const ColvecScalar *pB);
+
+/*
+** Checks view pCol: a known storage kind, the arrays it needs, offsets that
+** start at or after 0 and end within nByte (each row's own offsets are
+** checked where it is read). Returns COLVEC_OK or COLVEC_ERROR.
+*/
+int colvecFilterViewCheck(const ColvecColumnView *pCol);
 
 /*
 ** Sorts the nVal members of an IN list at aVal in place into the order of

@@ -14,7 +14,6 @@
 #include "colvec_os.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define HNSW_PREFETCH(p) COLVEC_PREFETCH(p)
@@ -508,19 +507,71 @@ static ColvecHnswPair hnswHeapPop(ColvecHnswPair *a, uint32_t *pn, int bMax) {
   return top;
 }
 
-/* qsort comparator for ColvecHnswPair: ascending (distance, id), NaN last. */
-static int hnswPairCmp(const void *pA, const void *pB) {
-  const ColvecHnswPair *a = (const ColvecHnswPair *)pA;
-  const ColvecHnswPair *b = (const ColvecHnswPair *)pB;
-  int bNanA = a->d != a->d, bNanB = b->d != b->d;
-  if (bNanA != bNanB) return bNanA ? 1 : -1;
-  if (!bNanA && a->d != b->d) return a->d < b->d ? -1 : 1;
-  return a->id < b->id ? -1 : (a->id > b->id ? 1 : 0);
+/*
+** The sort key of pair p: unsigned order of keys is ascending (distance,
+** id), NaN distances last, -0 equal to +0 (float comparison's order).
+*/
+static uint64_t hnswPairKey(ColvecHnswPair p) {
+  uint32_t u;
+  float d = p.d == 0.0f ? 0.0f : p.d; /* -0 as +0 */
+  memcpy(&u, &d, 4);
+  if (p.d != p.d) {
+    u = 0xFFFFFFFFu; /* after +infinity (0xFF800000 below) */
+  } else {
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  }
+  return (uint64_t)u << 32 | p.id;
 }
 
-/* Sorts aPair ascending by (distance, id), NaN distances last. */
-void colvecHnswSortPairs(ColvecHnswPair *aPair, uint32_t nPair) {
-  if (nPair > 1) qsort(aPair, nPair, sizeof(ColvecHnswPair), hnswPairCmp);
+/* The pair of key k (NaN comes back as the default NaN, -0 as +0). */
+static ColvecHnswPair hnswPairOfKey(uint64_t k) {
+  ColvecHnswPair p;
+  uint32_t u = (uint32_t)(k >> 32);
+  if (u == 0xFFFFFFFFu) {
+    p.d = NAN;
+  } else {
+    u = (u & 0x80000000u) ? (u & 0x7FFFFFFFu) : ~u;
+    memcpy(&p.d, &u, 4);
+  }
+  p.id = (uint32_t)k;
+  return p;
+}
+
+/*
+** Sorts aPair ascending by (distance, id), NaN distances last: a bottom-up
+** merge sort of 64-bit keys in aTmp (2*nPair entries), whose comparisons
+** are single unsigned compares. The order is total, so the result is the
+** one any sort gives.
+*/
+void colvecHnswSortPairs(ColvecHnswPair *aPair, uint32_t nPair,
+                         uint64_t *aTmp) {
+  uint64_t *a = aTmp, *b = aTmp + nPair, *t;
+  uint32_t i, w;
+  if (nPair < 2) return;
+  for (i = 0; i < nPair; i++)
+    a[i] = hnswPairKey(aPair[i]);
+  for (w = 1; w < nPair; w *= 2) {
+    for (i = 0; i < nPair; i += 2 * w) {
+      uint32_t iL = i, iMid = i + w < nPair ? i + w : nPair;
+      uint32_t iR = iMid, iEnd = i + 2 * w < nPair ? i + 2 * w : nPair, k = i;
+      while (iL < iMid && iR < iEnd) {
+        uint64_t x = a[iL], y = a[iR];
+        int bLeft = x <= y;
+        b[k++] = bLeft ? x : y;
+        iL += (uint32_t)bLeft;
+        iR += (uint32_t)!bLeft;
+      }
+      while (iL < iMid)
+        b[k++] = a[iL++];
+      while (iR < iEnd)
+        b[k++] = a[iR++];
+    }
+    t = a;
+    a = b;
+    b = t;
+  }
+  for (i = 0; i < nPair; i++)
+    aPair[i] = hnswPairOfKey(a[i]);
 }
 
 /*************************************************************************

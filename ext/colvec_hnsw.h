@@ -2,8 +2,9 @@
 ** colvec_hnsw.h — the HNSW graph of one immutable segment (SQLite-free).
 **
 ** Nodes are the row positions 0..N-1 of a segment. The graph is built once,
-** at compaction, from exact float32 distances supplied by the caller
-** (colvec_hnsw_build.c), serialised as one section of the segment file, and
+** at compaction, its links chosen on exact float32 distances supplied by
+** the caller (colvec_hnsw_build.c), serialised as one section of the segment
+*file, and
 ** searched in place from the read-only mapping with whatever query distance
 ** the caller supplies (normally a quantized, asymmetric estimate).
 **
@@ -31,7 +32,10 @@
 ** Selection of links follows hnswlib: candidates from a beam search of
 ** width efConstruction, pruned by its neighbour-selection heuristic to M;
 ** a neighbour whose list is full re-runs the heuristic on its old links plus
-** the new one (capacity M above level 0, 2M on level 0).
+** the new one (capacity M above level 0, 2M on level 0). The beam searches
+** may run on a cheaper estimate of the distance (ColvecHnswEstimate, e.g.
+** on quantized codes); their candidates are then rescored with the exact
+** distance, and every link is chosen on exact distances.
 **
 ** DETERMINISM. Levels come from a hash of the rowid (colvecHnswLevel) or from
 ** the caller; nodes are inserted in node order, in batches of nBatch: every
@@ -39,7 +43,8 @@
 ** (in parallel when nThread > 1), also considers the earlier nodes of its own
 ** batch as candidates, and the back-links are then applied in node order
 ** (in parallel across distinct target nodes). The bytes therefore depend on
-** the data, M, efConstruction and nBatch — never on nThread or timing.
+** the data, M, efConstruction, nBatch and the estimate, if any — never on
+** nThread or timing.
 ** nBatch = 1 is the classic one-at-a-time insertion.
 **
 ** SAFETY. colvecHnswOpen() validates the header, the directory and every
@@ -71,6 +76,7 @@
 
 typedef struct ColvecHnsw ColvecHnsw;
 typedef struct ColvecHnswConfig ColvecHnswConfig;
+typedef struct ColvecHnswEstimate ColvecHnswEstimate;
 typedef struct ColvecHnswPair ColvecHnswPair;
 typedef struct ColvecHnswQuery ColvecHnswQuery;
 typedef struct ColvecHnswSearch ColvecHnswSearch;
@@ -88,6 +94,26 @@ struct ColvecHnswConfig {
   ColvecInterrupt interrupt; /* asked before each node is inserted (on the
                              ** calling thread); stops the build with
                              ** COLVEC_INTERRUPT; zero: never */
+  const ColvecHnswEstimate *pEstimate; /* cheaper distances for the beam
+                                       ** searches, or NULL: xDist */
+};
+
+/*
+** A cheaper estimate of the build's distances (e.g. on quantized codes),
+** for its beam searches: each worker makes its own state (xNew, from the
+** build's pCtx), prepares it for the node being inserted (xPrepare) and
+** scores that node's distance to others with it (xDistBatch). The
+** candidates a search finds are rescored with the exact xDist before any
+** link is chosen, so only the search's path depends on the estimate. The
+** estimate must be a function of the two nodes only (never of the worker
+** or of timing), or the graph would depend on nThread.
+*/
+struct ColvecHnswEstimate {
+  int (*xNew)(void *pCtx, void **ppState);       /* COLVEC_OK or _NOMEM */
+  int (*xPrepare)(void *pState, uint32_t iNode); /* COLVEC_OK or _NOMEM */
+  void (*xDistBatch)(void *pState, const uint32_t *aNode, int nNode,
+                     float *aOut); /* estimates from the prepared node */
+  void (*xFree)(void *pState);     /* NULL is allowed */
 };
 
 /*
@@ -293,7 +319,10 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
                           const ColvecHnswQuery *pQuery, uint32_t iStart,
                           float dStart, uint32_t nEf,
                           ColvecHnswSearch *pSearch);
-/* Sorts aPair ascending by (distance, id). */
-void colvecHnswSortPairs(ColvecHnswPair *aPair, uint32_t nPair);
+/*
+** Sorts aPair ascending by (distance, id), NaN last; aTmp: 2*nPair words of
+** scratch. A NaN distance comes back as the default NaN, -0 as +0.
+*/
+void colvecHnswSortPairs(ColvecHnswPair *aPair, uint32_t nPair, uint64_t *aTmp);
 
 #endif /* COLVEC_HNSW_H */

@@ -6,9 +6,12 @@
 **
 **   phase A (parallel over the batch's nodes): node q descends the graph as
 **     it was at the start of the batch, runs an efConstruction beam search
-**     on each of its levels, adds the earlier nodes of its own batch that
+**     on each of its levels (on the caller's estimate when it gives one,
+**     ColvecHnswConfig.pEstimate, the candidates found then rescored with
+**     the exact distance), adds the earlier nodes of its own batch that
 **     reach that level as candidates, selects its links with hnswlib's
-**     heuristic and writes its own lists. Nothing reachable from the frozen
+**     heuristic on exact distances and writes its own lists. Nothing reachable
+*from the frozen
 **     graph points at a batch node yet, so concurrent readers never see
 **     these writes.
 **   gather (sequential): every link q -> t becomes a back-link request
@@ -33,16 +36,24 @@
 #define HNSW_FLAG_GET(p) COLVEC_ATOMIC_GET_INT(p)
 #define HNSW_FLAG_SET(p) COLVEC_ATOMIC_SET_INT(p, 1)
 
+/* Nodes prefetched ahead while candidates are rescored. */
+#define HNSW_RESCORE_AHEAD 4
+
 typedef struct HnswBuild HnswBuild;
 typedef struct HnswBuildQuery HnswBuildQuery;
 typedef struct HnswWorker HnswWorker;
 
-/* The query "distance to node iQuery", as a ColvecHnswQuery context. */
+/*
+** The query "distance to node iQuery", as a ColvecHnswQuery context: the
+** caller's estimate when there is one, else its exact distance.
+*/
 struct HnswBuildQuery {
   float (*xDist)(void *, uint32_t, uint32_t); /* caller's exact distance */
   void (*xPrefetch)(void *, uint32_t);        /* caller's hint, or NULL */
   void *pCtx;                                 /* their context */
   uint32_t iQuery;                            /* node being inserted */
+  const ColvecHnswEstimate *pEstimate;        /* caller's estimate, or NULL */
+  void *pEst; /* the worker's estimate state (prepared for iQuery) */
 };
 
 /* One worker's state and scratch (one per thread). */
@@ -56,6 +67,7 @@ struct HnswWorker {
   ColvecHnswSearch *pSearch;    /* beam-search scratch */
   ColvecHnswPair *aCand;        /* candidates: nEfC+nBatch (>= nM0+1) */
   ColvecHnswPair *aSel;         /* selected links: nM0 */
+  uint64_t *aSortTmp;           /* sort scratch: twice aCand's entries */
   float *aPeer;                 /* distance to each earlier batch node */
   HnswBuildQuery bq;            /* distance-to-q context */
   ColvecHnswQuery query;        /* search callbacks over bq */
@@ -65,6 +77,7 @@ struct HnswWorker {
 struct HnswBuild {
   ColvecHnsw *pGraph;                         /* graph being filled */
   const uint8_t *aLevel;                      /* level of each node */
+  const ColvecHnswEstimate *pEstimate;        /* searches' estimate, or NULL */
   float (*xDist)(void *, uint32_t, uint32_t); /* exact node distance */
   void (*xPrefetch)(void *, uint32_t);        /* caller's hint, or NULL */
   void *pCtx;                                 /* their context */
@@ -90,8 +103,24 @@ static float hnswNodeDist(const HnswBuild *pB, uint32_t a, uint32_t b) {
 /* ColvecHnswQuery.xDist for the build: distance from the inserted node. */
 static float hnswBuildQueryDist(void *pCtx, uint32_t iNode) {
   HnswBuildQuery *p = (HnswBuildQuery *)pCtx;
-  float d = p->xDist(p->pCtx, p->iQuery, iNode);
+  float d;
+  if (p->pEstimate) {
+    p->pEstimate->xDistBatch(p->pEst, &iNode, 1, &d);
+  } else {
+    d = p->xDist(p->pCtx, p->iQuery, iNode);
+  }
   return d != d ? INFINITY : d;
+}
+
+/* ColvecHnswQuery.xDistBatch of a build with an estimate: NaN as +inf. */
+static void hnswBuildQueryEstBatch(void *pCtx, const uint32_t *aNode, int nNode,
+                                   float *aOut) {
+  HnswBuildQuery *p = (HnswBuildQuery *)pCtx;
+  int i;
+  p->pEstimate->xDistBatch(p->pEst, aNode, nNode, aOut);
+  for (i = 0; i < nNode; i++) {
+    if (aOut[i] != aOut[i]) aOut[i] = INFINITY;
+  }
 }
 
 /* ColvecHnswQuery.xPrefetch for the build: the caller's hint. */
@@ -149,6 +178,26 @@ static uint32_t hnswSelect(const HnswBuild *pB, int iLevel,
   return nOut;
 }
 
+/*
+** Replaces the estimated distances of aCand[0..nCand) (local ids on
+** iLevel) by exact distances to node q, prefetching a few nodes ahead.
+*/
+static void hnswRescore(const HnswBuild *pB, int iLevel, uint32_t q,
+                        ColvecHnswPair *aCand, uint32_t nCand) {
+  const ColvecHnsw *pG = pB->pGraph;
+  uint32_t j;
+  for (j = 0; pB->xPrefetch && j < nCand && j < HNSW_RESCORE_AHEAD; j++) {
+    pB->xPrefetch(pB->pCtx, hnswNode(pG, iLevel, aCand[j].id));
+  }
+  for (j = 0; j < nCand; j++) {
+    if (pB->xPrefetch && j + HNSW_RESCORE_AHEAD < nCand) {
+      pB->xPrefetch(pB->pCtx,
+                    hnswNode(pG, iLevel, aCand[j + HNSW_RESCORE_AHEAD].id));
+    }
+    aCand[j].d = hnswNodeDist(pB, q, hnswNode(pG, iLevel, aCand[j].id));
+  }
+}
+
 /* Overwrites list a (count word + nCap links) with aSel[0..nSel). */
 static void hnswWriteList(uint32_t *a, uint32_t nCap,
                           const ColvecHnswPair *aSel, uint32_t nSel) {
@@ -173,6 +222,10 @@ static int hnswInsertLinks(HnswWorker *pW, uint32_t q) {
   int l, rc = COLVEC_OK;
 
   pW->bq.iQuery = q;
+  if (pB->pEstimate) {
+    rc = pB->pEstimate->xPrepare(pW->bq.pEst, q);
+    if (rc != COLVEC_OK) return rc;
+  }
   for (j = pB->iFirst; j < q; j++) {
     pW->aPeer[j - pB->iFirst] = hnswNodeDist(pB, q, j);
   }
@@ -202,6 +255,7 @@ static int hnswInsertLinks(HnswWorker *pW, uint32_t q) {
       dCur = pS->aTop[iBest].d;
       iCurUp = pS->aTop[iBest].id;
       iCurNode = hnswNode(pG, l, iCurUp);
+      if (pB->pEstimate) hnswRescore(pB, l, q, pW->aCand, nCand);
     }
     for (j = pB->iFirst; j < q; j++) {
       if (pB->aLevel[j] >= l) {
@@ -210,7 +264,7 @@ static int hnswInsertLinks(HnswWorker *pW, uint32_t q) {
         nCand++;
       }
     }
-    colvecHnswSortPairs(pW->aCand, nCand);
+    colvecHnswSortPairs(pW->aCand, nCand, pW->aSortTmp);
     nSel = hnswSelect(pB, l, pW->aCand, nCand, pG->nM, pW->aSel);
     hnswWriteList(colvecHnswLinks(pG, l, hnswLocal(pG, l, q)), nCap, pW->aSel,
                   nSel);
@@ -239,7 +293,7 @@ static void hnswBackLink(HnswWorker *pW, uint32_t t, int iLevel, uint32_t q) {
     pW->aCand[1 + j].d = hnswNodeDist(pB, t, hnswNode(pG, iLevel, a[1 + j]));
     pW->aCand[1 + j].id = a[1 + j];
   }
-  colvecHnswSortPairs(pW->aCand, n + 1);
+  colvecHnswSortPairs(pW->aCand, n + 1, pW->aSortTmp);
   nSel = hnswSelect(pB, iLevel, pW->aCand, n + 1, nCap, pW->aSel);
   hnswWriteList(a, nCap, pW->aSel, nSel);
 }
@@ -388,13 +442,19 @@ static int hnswWorkersInit(HnswBuild *pB) {
     pW->bq.xPrefetch = pB->xPrefetch;
     pW->bq.pCtx = pB->pCtx;
     pW->query.xDist = hnswBuildQueryDist;
-    if (pB->xPrefetch) {
+    if (pB->pEstimate) {
+      pW->bq.pEstimate = pB->pEstimate;
+      pW->query.xDistBatch = hnswBuildQueryEstBatch;
+      if (rc == COLVEC_OK) rc = pB->pEstimate->xNew(pB->pCtx, &pW->bq.pEst);
+    } else if (pB->xPrefetch) {
       pW->query.xPrefetch = hnswBuildQueryPrefetch;
       pW->query.xDistBatch = hnswBuildQueryDistBatch;
     }
     pW->query.pCtx = &pW->bq;
     pW->aCand = (ColvecHnswPair *)colvecMallocZero(
         &rc, (int64_t)nCand * (int64_t)sizeof(ColvecHnswPair));
+    pW->aSortTmp = (uint64_t *)colvecMallocZero(
+        &rc, (int64_t)nCand * 2 * (int64_t)sizeof(uint64_t));
     pW->aSel = (ColvecHnswPair *)colvecMallocZero(
         &rc, (int64_t)pB->pGraph->nM0 * (int64_t)sizeof(ColvecHnswPair));
     pW->aPeer = (float *)colvecMallocZero(&rc, (int64_t)pB->nBatch * 4);
@@ -413,8 +473,12 @@ static void hnswBuildCleanup(HnswBuild *pB) {
   if (pB->aWorker) {
     for (i = 0; i < pB->nWorker; i++) {
       colvecHnswSearchFree(pB->aWorker[i].pSearch);
+      if (pB->pEstimate && pB->pEstimate->xFree) {
+        pB->pEstimate->xFree(pB->aWorker[i].bq.pEst);
+      }
       colvecFree(pB->aWorker[i].aCand);
       colvecFree(pB->aWorker[i].aSel);
+      colvecFree(pB->aWorker[i].aSortTmp);
       colvecFree(pB->aWorker[i].aPeer);
     }
     colvecFree(pB->aWorker);
@@ -473,6 +537,7 @@ int colvecHnswBuilderNew(const ColvecHnswConfig *pConfig, uint32_t nNode,
   pB->aLevel = aLevel;
   pB->xDist = xDist;
   pB->xPrefetch = pConfig ? pConfig->xPrefetch : NULL;
+  pB->pEstimate = pConfig ? pConfig->pEstimate : NULL;
   if (pConfig) pB->interrupt = pConfig->interrupt;
   pB->pCtx = pCtx;
   pB->nEfC = (uint32_t)nEfC;

@@ -140,7 +140,6 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   b.pJob = pJob;
   if (mPart & (1 << COLVEC_LAYOUT_QUANT)) {
     const float *aF32 = (const float *)aVec;
-    int64_t i;
     rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
                               pCol->nDim, aF32, nRow, pCol->nDim, &pTick->hook,
                               &pQuant);
@@ -154,15 +153,9 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
       } else {
         colvecQuantSerialize(pQuant, aSer);
       }
-      /* encoded COLVEC_QUANT_TICK vectors at a time, asking in between */
-      for (i = 0; rc == COLVEC_OK && i < nRow; i += COLVEC_QUANT_TICK) {
-        int64_t n = nRow - i < COLVEC_QUANT_TICK ? nRow - i : COLVEC_QUANT_TICK;
-        if (colvecTickStop(pTick)) {
-          rc = COLVEC_INTERRUPT;
-        } else {
-          rc = colvecQuantEncodeBatch(pQuant, aF32 + i * pCol->nDim, n,
-                                      pCol->nDim, aCode + i * nCode);
-        }
+      if (rc == COLVEC_OK) {
+        rc = colvecQuantEncodeWith(pQuant, aF32, nRow, pCol->nDim, &pTick->hook,
+                                   aCode);
       }
     }
     if (rc == COLVEC_OK) {
@@ -283,14 +276,10 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   const uint8_t *a;
   int64_t n = 0;
   int rc = SQLITE_OK;
-  if (h->aSlot == NULL) {
-    size_t nSlot = sizeof(ColvecSegSlot) * (size_t)pC->nCol;
-    h->aSlot = sqlite3_malloc64(nSlot);
-    if (h->aSlot == NULL) return SQLITE_NOMEM;
-    memset(h->aSlot, 0, nSlot);
-  }
-  if (h->aSlot[iCol].p) {
-    *pp = (ColvecSegIndex *)h->aSlot[iCol].p;
+  ColvecSegSlot *pSlot = colvecSegmentSlot(h, pC, iCol);
+  if (pSlot == NULL) return SQLITE_NOMEM;
+  if (pSlot->p) {
+    *pp = (ColvecSegIndex *)pSlot->p;
     return SQLITE_OK;
   }
   p = sqlite3_malloc(sizeof(ColvecSegIndex));
@@ -358,8 +347,8 @@ static int indexOpen(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
     indexFree(p);
     return (rc & 0xff) == SQLITE_IOERR ? rc : COLVEC_CORRUPT_VTAB;
   }
-  h->aSlot[iCol].p = p;
-  h->aSlot[iCol].xFree = indexFree;
+  pSlot->p = p;
+  pSlot->xFree = indexFree;
   *pp = p;
   return SQLITE_OK;
 }
@@ -423,23 +412,43 @@ static const ColvecIndexMethods indexExactMethods = {
 };
 
 /*
-** Bits 32 x iWord .. 32 x iWord + 31 of bitmap aBits (bit i of byte i / 8
-** = row 8 x (i / 8) + i % 8) as one word, row 32 x iWord in bit 0; every
+** Bits 64 x iWord .. 64 x iWord + 63 of bitmap aBits (bit i of byte i / 8
+** = row 8 x (i / 8) + i % 8) as one word, row 64 x iWord in bit 0; every
 ** row when aBits is NULL; rows at or past nRow clear.
 */
-static uint32_t indexBits32(const uint8_t *aBits, int64_t iWord, int64_t nRow) {
-  int64_t iRow = iWord * 32, iByte, nByte = (nRow + 7) / 8;
-  uint32_t m = 0;
+static uint64_t indexBits64(const uint8_t *aBits, int64_t iWord, int64_t nRow) {
+  int64_t iRow = iWord * 64, iByte, nByte = (nRow + 7) / 8;
+  uint64_t m = 0;
   int j;
   if (aBits == NULL) {
-    m = 0xFFFFFFFFu;
+    m = ~(uint64_t)0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  } else if (iRow / 8 + 8 <= nByte) {
+    memcpy(&m, aBits + iRow / 8, 8); /* one load */
+#endif
   } else {
-    for (j = 0, iByte = iRow / 8; j < 4 && iByte < nByte; j++, iByte++) {
-      m |= (uint32_t)aBits[iByte] << (8 * j);
+    for (j = 0, iByte = iRow / 8; j < 8 && iByte < nByte; j++, iByte++) {
+      m |= (uint64_t)aBits[iByte] << (8 * j);
     }
   }
-  if (nRow - iRow < 32) m &= (1u << (nRow - iRow)) - 1;
+  if (nRow - iRow < 64) m &= ((uint64_t)1 << (nRow - iRow)) - 1;
   return m;
+}
+
+/* Whether the 64 bytes at a (512 rows of a bitmap) are all zero. */
+static int indexBlockEmpty(const uint8_t *a) {
+  uint64_t aW[8], w = 0;
+  int j;
+  memcpy(aW, a, sizeof(aW));
+  for (j = 0; j < 8; j++)
+    w |= aW[j];
+  return w == 0;
+}
+
+/* The index of the lowest set bit of m (not 0). */
+static int indexLowBit(uint64_t m) {
+  uint32_t lo = (uint32_t)m;
+  return lo ? COLVEC_CTZ32(lo) : 32 + COLVEC_CTZ32((uint32_t)(m >> 32));
 }
 
 /* Adds the estimates of the nCode codes apCode (rows aRow of segment h)
@@ -477,7 +486,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecTopk cand;
   ColvecTick tick;
   int64_t nWant = (int64_t)ceil(q->k * q->rOversample), i, nSeen = 0;
-  int64_t iWord, nWord = (h->nRow + 31) / 32, nTick = 0;
+  int64_t iWord, nWord = (h->nRow + 63) / 64, nTick = 0;
   int n = 0, nOut = 0, j, rc;
   if (nWant < q->k) nWant = q->k;
   if (nWant > h->nRow) nWant = h->nRow;
@@ -491,9 +500,15 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
     rc = SQLITE_NOMEM;
   }
   colvecTickInit(&tick, pSegs->db);
-  /* the passing rows 32 at a time, by their bits (no call per row) */
+  /* the passing rows 64 at a time, by their bits (no call per row) */
   for (iWord = 0; rc == SQLITE_OK && iWord < nWord; iWord++) {
-    uint32_t m = indexBits32(aBits, iWord, h->nRow);
+    uint64_t m;
+    if (aBits && (iWord & 7) == 0 && iWord + 8 <= nWord &&
+        indexBlockEmpty(aBits + iWord * 8)) {
+      iWord += 7; /* 512 rows without a passing one */
+      continue;
+    }
+    m = indexBits64(aBits, iWord, h->nRow);
     if (m == 0) continue;
     /* asks about interrupts every 1024 rows */
     if (nSeen >= nTick) {
@@ -503,10 +518,10 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
         break;
       }
     }
-    nSeen += COLVEC_POPCOUNT32(m);
-    if (pIdx->aExact) m &= ~indexBits32(pIdx->aExact, iWord, h->nRow);
+    nSeen += COLVEC_POPCOUNT64(m);
+    if (pIdx->aExact) m &= ~indexBits64(pIdx->aExact, iWord, h->nRow);
     while (m) {
-      i = iWord * 32 + COLVEC_CTZ32(m);
+      i = iWord * 64 + indexLowBit(m);
       m &= m - 1;
       apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
       aRow[n++] = (uint32_t)i;

@@ -1,9 +1,16 @@
 /*
 ** colvec_index_hnsw.c — the HNSW index type (colvecIndexHnswMethods): a
-** graph over a segment's rows, built from float32 distances at compaction
-** and stored as the column's COLVEC_LAYOUT_GRAPH part; searched on the
-** quantized codes (or on the stored vectors) with oversampling, then
-** rescored (colvec_index.c). See colvecInt.h for the index types.
+** graph over a segment's rows, built at compaction and stored as the
+** column's COLVEC_LAYOUT_GRAPH part; searched on the quantized codes (or
+** on the stored vectors) with oversampling, then rescored
+** (colvec_index.c). See colvecInt.h for the index types.
+**
+** The build chooses every link on exact float32 distances. A float32
+** column with int8 codes (the default) runs the build's beam searches on
+** those codes instead (indexEstimate: the inserted row's vector as the
+** query, the integer estimator of a scan, the same integers on every CPU)
+** and rescores the candidates they find: the searches read a quarter of
+** the bytes. Other columns search on the float32 vectors.
 */
 #include "colvecInt.h"
 
@@ -11,15 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Build context: the contiguous vectors of the new segment. */
+/*
+** Build context: the contiguous vectors of the new segment and, when the
+** column's codes are int8, the codes the build's beam searches run on.
+*/
 typedef struct IndexBuild IndexBuild;
 struct IndexBuild {
-  const uint8_t *aVec;     /* nRow vectors of nByte bytes */
-  int nByte;               /* bytes per vector */
-  int nDim;                /* dimensions */
-  ColvecElem eElem;        /* element type (float32, int8 or bit) */
-  ColvecMetric eMetric;    /* metric */
-  const ColvecKernels *pK; /* kernels */
+  const uint8_t *aVec;       /* nRow vectors of nByte bytes */
+  int nByte;                 /* bytes per vector */
+  int nDim;                  /* dimensions */
+  ColvecElem eElem;          /* element type (float32, int8 or bit) */
+  ColvecMetric eMetric;      /* metric */
+  const ColvecKernels *pK;   /* kernels */
+  const ColvecQuant *pQuant; /* int8 quantizer of the codes, or NULL */
+  const uint8_t *aCode;      /* its codes, one per row (with pQuant) */
+  int nCodeBytes;            /* bytes per code */
 };
 
 /* A graph of one segment column built in steps; see colvecInt.h. */
@@ -27,6 +40,11 @@ struct ColvecIndexJob {
   IndexBuild ctx;              /* the vectors and metric (ctx.aVec owned) */
   int64_t *aRowid;             /* the rows' rowids (owned) */
   ColvecHnswBuilder *pBuilder; /* the build */
+  ColvecQuant *pQuant;         /* the int8 quantizer ctx uses (owned) */
+  uint8_t *aCode;              /* its codes (owned) */
+  int64_t nRow;                /* rows of the job */
+  int bCodes;                  /* the build searches on codes that the
+                               ** first Step makes (pQuant, aCode) */
 };
 
 /*
@@ -55,6 +73,64 @@ static void indexBuildPrefetch(void *pCtx, uint32_t iNode) {
     COLVEC_PREFETCH(a + i);
 }
 
+/* One build worker's estimate (ColvecHnswEstimate): a prepared query. */
+typedef struct IndexEst IndexEst;
+struct IndexEst {
+  const IndexBuild *pB; /* the build's vectors and codes */
+  ColvecQuantQuery qq;  /* the inserted node's vector, prepared */
+};
+
+/* ColvecHnswEstimate.xNew: an unprepared query on the build's codes. */
+static int indexEstNew(void *pCtx, void **ppState) {
+  IndexEst *p = (IndexEst *)sqlite3_malloc(sizeof(*p));
+  *ppState = p;
+  if (p == NULL) return COLVEC_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->pB = (const IndexBuild *)pCtx;
+  return COLVEC_OK;
+}
+
+/*
+** ColvecHnswEstimate.xPrepare: node iNode's vector as the query, with the
+** integer estimator of a scan (the same integers on every CPU).
+*/
+static int indexEstPrepare(void *pState, uint32_t iNode) {
+  IndexEst *p = (IndexEst *)pState;
+  const float *pVec =
+      (const float *)(p->pB->aVec + (size_t)iNode * p->pB->nByte);
+  int rc = colvecQuantQueryPrepare(p->pB->pQuant, pVec, &p->qq);
+  if (rc == COLVEC_OK) rc = colvecQuantQueryPrepareScan(&p->qq);
+  return rc;
+}
+
+/* ColvecHnswEstimate.xDistBatch: estimates on the codes of nNode nodes. */
+static void indexEstBatch(void *pState, const uint32_t *aNode, int nNode,
+                          float *aOut) {
+  IndexEst *p = (IndexEst *)pState;
+  const uint8_t *apCode[2 * COLVEC_HNSW_MAX_M];
+  int i, n;
+  for (i = 0; i < nNode; i += n) {
+    int j;
+    n = nNode - i < 2 * COLVEC_HNSW_MAX_M ? nNode - i : 2 * COLVEC_HNSW_MAX_M;
+    for (j = 0; j < n; j++) {
+      apCode[j] = p->pB->aCode + (size_t)aNode[i + j] * p->pB->nCodeBytes;
+    }
+    colvecQuantScanBatch(&p->qq, apCode, n, aOut + i);
+  }
+}
+
+/* ColvecHnswEstimate.xFree. */
+static void indexEstFree(void *pState) {
+  IndexEst *p = (IndexEst *)pState;
+  if (p == NULL) return;
+  colvecQuantQueryClear(&p->qq);
+  sqlite3_free(p);
+}
+
+/* The build's estimate on the codes. */
+static const ColvecHnswEstimate indexEstimate = {indexEstNew, indexEstPrepare,
+                                                 indexEstBatch, indexEstFree};
+
 /*
 ** Sets up the build of vector column iCol of pC over the vectors at aVec:
 ** the distance context *pCtx and, when pCfg is not NULL, the graph's
@@ -77,6 +153,25 @@ static void indexBuildSetup(const ColvecConfig *pC, int iCol, const void *aVec,
     pCfg->nThread = pC->nBuildThread;
     pCfg->xPrefetch = indexBuildPrefetch;
   }
+}
+
+/*
+** Whether the graph of column pCol is built on int8 codes (its own
+** quantizer's): searches on the codes, links chosen on exact distances.
+*/
+static int indexBuildOnCodes(const ColvecColumn *pCol) {
+  return pCol->eElem == COLVEC_ELEM_F32 && pCol->eQuant == COLVEC_QUANT_INT8;
+}
+
+/*
+** Gives the build of pCtx the int8 codes aCode of quantizer pQuant, which
+** its estimate (indexEstimate) searches on.
+*/
+static void indexBuildCodes(const ColvecQuant *pQuant, const uint8_t *aCode,
+                            IndexBuild *pCtx) {
+  pCtx->pQuant = pQuant;
+  pCtx->aCode = aCode;
+  pCtx->nCodeBytes = colvecQuantCodeBytes(pQuant);
 }
 
 /* Context of the searches that measure a new graph's recall. */
@@ -256,6 +351,10 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
   memset(&qq, 0, sizeof(qq));
   indexBuildSetup(pC, iCol, aVec, &cfg, &ctx);
   cfg.interrupt = pTick->hook;
+  if (indexBuildOnCodes(&pC->aCol[iCol]) && pB->pQuant) {
+    indexBuildCodes(pB->pQuant, pB->aCode, &ctx);
+    cfg.pEstimate = &indexEstimate;
+  }
   if (pB->pJob && colvecHnswBuilderCount(pB->pJob->pBuilder) == nRow &&
       memcmp(pB->pJob->aRowid, aRowid, (size_t)nRow * 8) == 0) {
     /* built in steps by the 'index' command: the same graph */
@@ -310,6 +409,15 @@ int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
   memset(p, 0, sizeof(*p));
   indexBuildSetup(pC, iCol, aVec, &cfg, &p->ctx);
   p->aRowid = aRowid;
+  p->nRow = nRow;
+  if (indexBuildOnCodes(&pC->aCol[iCol]) &&
+      (colvecLayoutIndexParts(&pC->aCol[iCol], nRow) &
+       (1 << COLVEC_LAYOUT_QUANT))) {
+    /* the codes colvecIndexWrite will make of these rows: the first Step
+    ** makes them (it may be interrupted), the searches only read them */
+    cfg.pEstimate = &indexEstimate;
+    p->bCodes = 1;
+  }
   rc =
       colvecHnswBuilderNew(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
                            indexBuildDist, &p->ctx, &p->pBuilder);
@@ -321,8 +429,31 @@ int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
   return COLVEC_OK;
 }
 
-/* Inserts the next rows of a job; see colvecInt.h. */
+/*
+** Inserts the next rows of a job; see colvecInt.h. The first Step of a
+** build on codes trains the column's quantizer on the job's rows and
+** encodes them, as colvecIndexWrite will: the same quantizer and codes.
+*/
 int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
+  if (p->bCodes && p->pQuant == NULL) {
+    const float *aF32 = (const float *)p->ctx.aVec;
+    int rc = colvecQuantTrainWith(COLVEC_QUANT_INT8, p->ctx.eMetric,
+                                  p->ctx.nDim, aF32, p->nRow, p->ctx.nDim,
+                                  &pTick->hook, &p->pQuant);
+    if (rc == COLVEC_OK) {
+      int nCode = colvecQuantCodeBytes(p->pQuant);
+      p->aCode = sqlite3_malloc64((sqlite3_uint64)(nCode * p->nRow) + 8);
+      rc = p->aCode ? colvecQuantEncodeWith(p->pQuant, aF32, p->nRow,
+                                            p->ctx.nDim, &pTick->hook, p->aCode)
+                    : COLVEC_NOMEM;
+    }
+    if (rc != COLVEC_OK) {
+      colvecQuantFree(p->pQuant); /* a failed Step: the job is freed next */
+      p->pQuant = NULL;
+      return rc;
+    }
+    indexBuildCodes(p->pQuant, p->aCode, &p->ctx);
+  }
   return colvecHnswBuilderStep(p->pBuilder,
                                nMax > 0x7fffffff ? 0x7fffffff : (uint32_t)nMax,
                                pTick->hook);
@@ -337,6 +468,8 @@ int64_t colvecIndexHnswJobCount(const ColvecIndexJob *p) {
 void colvecIndexHnswJobFree(ColvecIndexJob *p) {
   if (p == NULL) return;
   colvecHnswBuilderFree(p->pBuilder);
+  colvecQuantFree(p->pQuant);
+  sqlite3_free(p->aCode);
   sqlite3_free((void *)p->ctx.aVec);
   sqlite3_free(p->aRowid);
   sqlite3_free(p);

@@ -512,6 +512,25 @@ int colvecQuantEncodeBatch(const ColvecQuant *pQuant, const float *aVec,
   return rc;
 }
 
+/*
+** colvecQuantEncodeBatch, COLVEC_QUANT_TICK vectors at a time, asking hook
+** pInt (NULL: none) before each. Returns COLVEC_OK, COLVEC_NOMEM or
+** COLVEC_INTERRUPT.
+*/
+int colvecQuantEncodeWith(const ColvecQuant *pQuant, const float *aVec,
+                          int64_t nVec, int64_t nStride,
+                          const ColvecInterrupt *pInt, uint8_t *aCode) {
+  int rc = COLVEC_OK;
+  int64_t i;
+  for (i = 0; rc == COLVEC_OK && i < nVec; i += COLVEC_QUANT_TICK) {
+    int64_t n = nVec - i < COLVEC_QUANT_TICK ? nVec - i : COLVEC_QUANT_TICK;
+    if (COLVEC_INTERRUPTED(pInt)) return COLVEC_INTERRUPT;
+    rc = colvecQuantEncodeBatch(pQuant, aVec + i * nStride, n, nStride,
+                                aCode + i * pQuant->nCodeByte);
+  }
+  return rc;
+}
+
 /* Encodes one vector into pCode. Returns COLVEC_OK or COLVEC_NOMEM. */
 int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
                       uint8_t *pCode) {

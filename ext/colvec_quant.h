@@ -200,6 +200,15 @@ int colvecQuantDeserialize(const uint8_t *a, int64_t n, ColvecQuant **ppQuant);
 int colvecQuantEncodeBatch(const ColvecQuant *pQuant, const float *aVec,
                            int64_t nVec, int64_t nStride, uint8_t *aCode);
 
+/*
+** colvecQuantEncodeBatch asking hook pInt (NULL: none) before every
+** COLVEC_QUANT_TICK vectors; COLVEC_INTERRUPT (codes partly written) when
+** it says stop.
+*/
+int colvecQuantEncodeWith(const ColvecQuant *pQuant, const float *aVec,
+                          int64_t nVec, int64_t nStride,
+                          const ColvecInterrupt *pInt, uint8_t *aCode);
+
 /* Encodes one vector; colvecQuantEncodeBatch with nVec = 1. */
 int colvecQuantEncode(const ColvecQuant *pQuant, const float *aVec,
                       uint8_t *pCode);

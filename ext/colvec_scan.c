@@ -672,14 +672,204 @@ static int scanOneFilter(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
   return rc;
 }
 
+/*
+** Value orders (colvec_order.h). A filter's rows are found in the order of
+** its column when the column has been filtered on this segment more than
+** SCAN_ORDER_AFTER times (a one-off query never pays for building it) and
+** the segment has SCAN_ORDER_MIN_ROWS rows or more (below, testing every
+** row costs as little). The order then drives the bitmap when the filter
+** passes at most 1 / COLVEC_SCAN_ORDER_SHARE of the rows: the bitmap starts
+** empty, the filter's runs set their rows, and the plan's other filters
+** read only the words still holding rows (colvecFilterEval).
+*/
+#define SCAN_ORDER_AFTER 2
+#define SCAN_ORDER_MIN_ROWS 4096
+
+/* What a segment handle's slot keeps for one attribute column. */
+typedef struct ScanOrderSlot ScanOrderSlot;
+struct ScanOrderSlot {
+  int nUse;          /* scans of the segment that filtered on the column */
+  int bBuilt;        /* order is built */
+  ColvecOrder order; /* the column's rows in value order, once bBuilt */
+};
+
+/* Frees a ScanOrderSlot (the slot's xFree). */
+static void scanOrderFree(void *p) {
+  colvecOrderFree(&((ScanOrderSlot *)p)->order);
+  sqlite3_free(p);
+}
+
+/*
+** Sets *ppOrder to the value order of attribute column iCol of h (view
+** pView), or NULL when the column has none (yet). bUse: this is a new scan
+** filtering on the column, which counts towards building it. Returns
+** SQLITE_OK, SQLITE_NOMEM, or COLVEC_CORRUPT_VTAB for a malformed column.
+*/
+static int scanOrder(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
+                     const ColvecColumnView *pView, int bUse,
+                     const ColvecOrder **ppOrder) {
+  ColvecSegSlot *pSlot;
+  ScanOrderSlot *p;
+  *ppOrder = NULL;
+  if (h->nRow < SCAN_ORDER_MIN_ROWS) return SQLITE_OK;
+  pSlot = colvecSegmentSlot(h, pSegs->pConfig, iCol);
+  if (pSlot == NULL) return SQLITE_NOMEM;
+  if (pSlot->p == NULL) {
+    p = sqlite3_malloc(sizeof(ScanOrderSlot));
+    if (p == NULL) return SQLITE_NOMEM;
+    memset(p, 0, sizeof(*p));
+    pSlot->p = p;
+    pSlot->xFree = scanOrderFree;
+  }
+  p = (ScanOrderSlot *)pSlot->p;
+  if (!p->bBuilt && bUse && ++p->nUse > SCAN_ORDER_AFTER) {
+    int rc = colvecOrderBuild(pView, &p->order);
+    if (rc == COLVEC_NOMEM) return SQLITE_NOMEM;
+    if (rc != COLVEC_OK) return COLVEC_CORRUPT_VTAB;
+    p->bBuilt = 1;
+  }
+  if (p->bBuilt) *ppOrder = &p->order;
+  return SQLITE_OK;
+}
+
+/*
+** Finds the rows of segment h that filter argument pArg (operator eOp on
+** column iCol) passes through the column's value order: sets *pnPass to
+** their number, and their bits in aBits unless it is NULL (a count, which
+** is a use of the column: scanOrder's bUse). *pnPass is -1 when the order
+** cannot answer: not an attribute column, an operator it does not handle
+** (EQ, IS with a value, LT, LE, GT, GE and IN are), a number compared with
+** a text column (decided both ways by scanOneFilter), or no order yet.
+** Returns SQLITE_OK or an error (SQLITE_NOMEM, an IN list's error,
+** COLVEC_CORRUPT_VTAB with *pzErr set).
+*/
+static int scanOrderRows(ColvecSegTable *pSegs, ColvecSegHandle *h, int iCol,
+                         ColvecPlanOp eOp, sqlite3_value *pArg, uint8_t *aBits,
+                         int64_t *pnPass, char **pzErr) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  const ColvecColumnView *pView = NULL;
+  const ColvecOrder *pOrder = NULL;
+  ColvecScalar aOne[1];      /* the value of a non-IN filter */
+  char *azOne[1] = {NULL};   /* its copied bytes */
+  ColvecScalar *aVal = aOne; /* values (an IN list's on the heap) */
+  char **azCopy = azOne;     /* their copied bytes */
+  int nCopy = 0, nVal = 0, i, rc;
+  *pnPass = -1;
+  if (iCol < 0 || iCol >= pC->nCol || pC->aCol[iCol].bVector) {
+    return SQLITE_OK; /* the rowid, or a vector (SQLite checks these) */
+  }
+  if (eOp != COLVEC_OP_IN && !colvecOrderHandles(eOp)) return SQLITE_OK;
+  rc = colvecLayoutView(pC, h, iCol, &pView, pzErr);
+  if (rc == SQLITE_OK) {
+    rc = scanOrder(pSegs, h, iCol, pView, aBits == NULL, &pOrder);
+    if (rc == SQLITE_CORRUPT_VTAB) {
+      *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
+                               (long long)h->iSegid, pC->zName);
+    }
+  }
+  if (rc != SQLITE_OK || pOrder == NULL) return rc;
+  if (eOp == COLVEC_OP_IN) {
+    aVal = NULL;
+    azCopy = NULL;
+    rc = scanInCollect(pArg, pC->aCol[iCol].eAttr, &aVal, &azCopy, &nCopy,
+                       &nVal);
+    eOp = COLVEC_OP_EQ; /* each distinct member */
+  } else {
+    rc = scanScalar(pArg, pC->aCol[iCol].eAttr, &aVal[0], &azCopy[0]);
+    nCopy = nVal = 1;
+    if (eOp == COLVEC_OP_IS && aVal[0].eType == COLVEC_TYPE_NULL) nVal = -1;
+  }
+  if (rc == SQLITE_OK && nVal >= 0) {
+    int64_t nPass = 0;
+    for (i = 0; rc == SQLITE_OK && i < nVal; i++) {
+      int64_t iLo, iHi, j;
+      if (colvecOrderRange(pView, pOrder, eOp, &aVal[i], &iLo, &iHi) !=
+          COLVEC_OK) {
+        rc = COLVEC_CORRUPT_VTAB;
+        break;
+      }
+      nPass += iHi - iLo;
+      for (j = iLo; aBits && j < iHi; j++) {
+        uint32_t iRow = pOrder->aRow[j];
+        aBits[iRow >> 3] |= (uint8_t)(1u << (iRow & 7));
+      }
+    }
+    if (rc == SQLITE_OK) *pnPass = nPass;
+  }
+  if (rc == SCAN_TEXT_NUMBER) rc = SQLITE_OK; /* *pnPass stays -1 */
+  if (rc == SQLITE_CORRUPT_VTAB) {
+    *pzErr = sqlite3_mprintf("colvec: segment %lld of table %s is damaged",
+                             (long long)h->iSegid, pC->zName);
+  }
+  for (i = 0; i < nCopy; i++)
+    sqlite3_free(azCopy[i]);
+  if (aVal != aOne) {
+    sqlite3_free(aVal);
+    sqlite3_free(azCopy);
+  }
+  return rc;
+}
+
+/* Sets the nRow bits of aBits, and clears the rest of its last byte. */
+static void scanAllRows(uint8_t *aBits, int64_t nRow) {
+  int64_t nByte = (nRow + 7) / 8;
+  memset(aBits, 0xff, (size_t)nByte);
+  if (nRow % 8) aBits[nByte - 1] = (uint8_t)((1u << (nRow % 8)) - 1);
+}
+
+/* Picks the filter a value order answers best; see colvecInt.h. */
+int colvecScanPick(ColvecSegTable *pSegs, ColvecSegHandle *h,
+                   const ColvecPlan *pPlan, sqlite3_value **argv,
+                   ColvecScanPick *pPick, char **pzErr) {
+  int i, rc = SQLITE_OK;
+  pPick->iArg = -1;
+  pPick->nPass = -1;
+  for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {
+    const ColvecPlanArg *pArg = &pPlan->aArg[i];
+    int64_t nPass;
+    if (pArg->eOp < COLVEC_OP_EQ) continue;
+    rc = scanOrderRows(pSegs, h, pArg->iCol, pArg->eOp, argv[i], NULL, &nPass,
+                       pzErr);
+    if (nPass >= 0 && (pPick->nPass < 0 || nPass < pPick->nPass)) {
+      pPick->nPass = nPass;
+      pPick->iArg = i;
+    }
+  }
+  return rc;
+}
+
 /* Computes the bitmap of live, passing rows; see colvecInt.h. */
 int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
                      const ColvecPlan *pPlan, sqlite3_value **argv,
-                     ColvecScanMemo *pMemo, uint8_t *aBits, char **pzErr) {
-  int64_t nByte = (h->nRow + 7) / 8, i;
-  int rc = SQLITE_OK;
-  memset(aBits, 0xff, (size_t)nByte);
-  if (h->nRow % 8) aBits[nByte - 1] = (uint8_t)((1u << (h->nRow % 8)) - 1);
+                     const ColvecScanPick *pPick, ColvecScanMemo *pMemo,
+                     uint8_t *aBits, char **pzErr) {
+  int64_t nByte = (h->nRow + 7) / 8, i, nBest;
+  int rc = SQLITE_OK, iBest;
+  ColvecScanPick pick; /* pPick, or computed here */
+  if (pPick == NULL) {
+    rc = colvecScanPick(pSegs, h, pPlan, argv, &pick, pzErr);
+    pPick = &pick;
+  }
+  iBest = pPick->iArg;
+  nBest = pPick->nPass;
+  if (rc != SQLITE_OK) return rc;
+  if (iBest >= 0 && nBest == 0) {
+    memset(aBits, 0, (size_t)nByte); /* the segment holds none of its rows */
+    return SQLITE_OK;
+  }
+  if (iBest >= 0 && nBest == h->nRow) {
+    /* every row passes it (a segment of one partition): nothing to test */
+    scanAllRows(aBits, h->nRow);
+  } else if (iBest >= 0 && nBest * COLVEC_SCAN_ORDER_SHARE <= h->nRow) {
+    memset(aBits, 0, (size_t)nByte);
+    rc =
+        scanOrderRows(pSegs, h, pPlan->aArg[iBest].iCol, pPlan->aArg[iBest].eOp,
+                      argv[iBest], aBits, &nBest, pzErr);
+    if (rc != SQLITE_OK) return rc;
+  } else {
+    iBest = -1;
+    scanAllRows(aBits, h->nRow);
+  }
   for (i = 0; i < h->nTomb; i++) {
     /* tombstones are few: find each one's row */
     int64_t iRow = colvecSegmentSearch(h->aRowid, h->nRow, h->aTomb[i]);
@@ -687,7 +877,7 @@ int colvecScanBitmap(ColvecSegTable *pSegs, ColvecSegHandle *h,
   }
   for (i = 0; rc == SQLITE_OK && pPlan && i < pPlan->nArg; i++) {
     const ColvecPlanArg *pArg = &pPlan->aArg[i];
-    if (pArg->eOp < COLVEC_OP_EQ) continue;
+    if (pArg->eOp < COLVEC_OP_EQ || i == iBest) continue;
     rc = scanOneFilter(pSegs, h, pArg->iCol, pArg->eOp, argv[i], pPlan->bKnn,
                        pMemo, aBits, pzErr);
   }

@@ -593,6 +593,19 @@ int colvecSegmentTableRefresh(ColvecSegTable *p, char **pzErr) {
   return rc;
 }
 
+/* The cache slot of one column of a handle; see colvecInt.h. */
+ColvecSegSlot *colvecSegmentSlot(ColvecSegHandle *h, const ColvecConfig *pC,
+                                 int iCol) {
+  if (iCol < 0 || iCol >= pC->nCol) return NULL;
+  if (h->aSlot == NULL) {
+    size_t nSlot = sizeof(ColvecSegSlot) * (size_t)pC->nCol;
+    h->aSlot = sqlite3_malloc64(nSlot);
+    if (h->aSlot == NULL) return NULL;
+    memset(h->aSlot, 0, nSlot);
+  }
+  return &h->aSlot[iCol];
+}
+
 /* Binary search of sorted a[0..n-1] for v: index or -1. */
 int64_t colvecSegmentSearch(const int64_t *a, int64_t n, int64_t v) {
   int64_t lo = 0, hi = n - 1;

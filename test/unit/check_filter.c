@@ -16,6 +16,7 @@
 ** not). Set COLVEC_FILTER_BENCH=1 to also print throughput over 10M rows.
 */
 #include "colvec_filter.h"
+#include "colvec_order.h"
 #include "colvec_os.h"
 #include "../lib/testscale.h"
 
@@ -59,6 +60,8 @@ struct TfData {
   uint8_t *aNull[TF_NCOL];         /* NULL bitmaps */
   sqlite3 *db;                     /* in-memory database holding table t */
   sqlite3_stmt *pEcho;             /* "SELECT ?1", to make sqlite3_values */
+  ColvecOrder aOrder[TF_NCOL];     /* value orders, built on first use */
+  int abOrder[TF_NCOL];            /* aOrder[i] is built */
 };
 
 /* The LIKE/GLOB matcher's state: SQLite decides each row. */
@@ -427,6 +430,8 @@ static void tfFree(TfData *p) {
   }
   free(p->aInt);
   free(p->aReal);
+  for (i = 0; i < TF_NCOL; i++)
+    colvecOrderFree(&p->aOrder[i]);
 }
 
 /*
@@ -587,6 +592,75 @@ static const char *tfOpSql(ColvecPlanOp eOp) {
 }
 
 /*
+** Checks the two other ways of deciding "column iCol <eOp> aVal[0..nVal)"
+** against aWant, SQLite's rows: (1) the runs of the column's value order
+** (colvec_order.h), for the operators it answers and IN lists; (2)
+** colvecFilterEval over a sparse bitmap, which must keep exactly its rows
+** that SQLite passes (words without rows are skipped, others read word by
+** word or whole).
+*/
+static void tfCheckOther(TfData *p, int iCol, ColvecPlanOp eOp,
+                         ColvecScalar *aVal, int nVal, const uint8_t *aWant) {
+  int nByte = (p->nRow + 7) / 8, i, j;
+  uint8_t *aGot = calloc(nByte + 1, 1);
+  uint8_t *aMask = calloc(nByte + 1, 1);
+  int bIn = eOp == COLVEC_OP_IN;
+  if ((colvecOrderHandles(eOp) && nVal > 0 &&
+       !(eOp == COLVEC_OP_IS && aVal[0].eType == SQLITE_NULL)) ||
+      bIn) {
+    ColvecScalar aSorted[TF_MAX_IN];
+    int nSorted = nVal;
+    if (!p->abOrder[iCol]) {
+      ck_assert_int_eq(colvecOrderBuild(&p->aView[iCol], &p->aOrder[iCol]),
+                       COLVEC_OK);
+      p->abOrder[iCol] = 1;
+    }
+    memcpy(aSorted, aVal, sizeof(ColvecScalar) * (size_t)nVal);
+    if (bIn) nSorted = colvecFilterInSort(aSorted, nVal);
+    for (i = 0; i < (bIn ? nSorted : 1); i++) {
+      int64_t iLo, iHi, k;
+      ck_assert_int_eq(colvecOrderRange(&p->aView[iCol], &p->aOrder[iCol],
+                                        bIn ? COLVEC_OP_EQ : eOp, &aSorted[i],
+                                        &iLo, &iHi),
+                       COLVEC_OK);
+      for (k = iLo; k < iHi; k++)
+        tfSetBit(aGot, p->aOrder[iCol].aRow[k], 1);
+    }
+    for (i = 0; i < p->nRow; i++) {
+      if (tfBit(aGot, i) != tfBit(aWant, i)) {
+        ck_abort_msg("value order of %s, op %d: row %d: sqlite %d order %d",
+                     azTfCol[iCol], (int)eOp, i + 1, tfBit(aWant, i),
+                     tfBit(aGot, i));
+      }
+    }
+  }
+  /* a sparse start: one word in 8 has rows, a few chunks have none */
+  for (i = 0; i < nByte; i += 8) {
+    int bWord = tfRandInt(8) == 0 && (i / 512) % 3 != 1;
+    for (j = i; j < i + 8 && j < nByte; j++) {
+      aMask[j] = bWord ? (uint8_t)tfRand() : 0;
+    }
+  }
+  if (p->nRow % 8) aMask[nByte - 1] &= (uint8_t)((1u << (p->nRow % 8)) - 1);
+  if (eOp != COLVEC_OP_LIKE && eOp != COLVEC_OP_GLOB) {
+    memcpy(aGot, aMask, nByte);
+    ck_assert_int_eq(
+        colvecFilterEval(&p->aView[iCol], eOp, aVal, nVal, NULL, NULL, aGot),
+        COLVEC_OK);
+    for (i = 0; i < p->nRow; i++) {
+      /* one assertion per mismatch, not per row (each one is a message) */
+      if (tfBit(aGot, i) != (tfBit(aMask, i) & tfBit(aWant, i))) {
+        ck_abort_msg("sparse evaluation of %s, op %d: row %d: want %d got %d",
+                     azTfCol[iCol], (int)eOp, i + 1,
+                     tfBit(aMask, i) & tfBit(aWant, i), tfBit(aGot, i));
+      }
+    }
+  }
+  free(aGot);
+  free(aMask);
+}
+
+/*
 ** Evaluates "column iCol <eOp> aCell[0..nVal)" both ways and checks that the
 ** bitmaps are equal. Returns the number of rows SQLite found.
 */
@@ -635,6 +709,7 @@ static int tfCheck(TfData *p, int iCol, ColvecPlanOp eOp, const TfCell *aCell,
                                     &match, aGot),
                    COLVEC_OK);
   tfMatchClose(&match);
+  tfCheckOther(p, iCol, eOp, aVal, nEval, aWant);
   for (i = 0; i < p->nRow; i++) {
     int bWant = tfBit(aWant, i), bGot = tfBit(aGot, i);
     if (bWant != bGot) {
@@ -956,6 +1031,89 @@ START_TEST(test_and) {
 }
 END_TEST
 
+/*
+** Value orders on their own: an empty and an all-NULL column, equal values
+** kept in row order, a malformed text column refused, an operator the
+** order does not answer, and NULL and NaN values passing nothing.
+*/
+START_TEST(test_order) {
+  ColvecColumnView v;
+  ColvecOrder o;
+  ColvecScalar x;
+  int64_t aInt[6] = {5, -1, 5, 7, 5, -1};
+  int64_t aOff[4] = {0, 1, 0, 2};
+  uint8_t aNull[1] = {0x3f}, aByte[4] = {'a', 'b', 'c', 'd'};
+  int64_t iLo, iHi;
+  memset(&v, 0, sizeof(v));
+  memset(&x, 0, sizeof(x));
+  v.eStore = COLVEC_STORE_INT64;
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_OK); /* no rows */
+  ck_assert_int_eq(o.nValue, 0);
+  colvecOrderFree(&o);
+  v.nRow = 6;
+  v.aInt = aInt;
+  v.aNull = aNull;
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_OK); /* all NULL */
+  ck_assert_int_eq(o.nValue, 0);
+  colvecOrderFree(&o);
+  aNull[0] = 0x02; /* row 1 is NULL */
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_OK);
+  ck_assert_int_eq(o.nValue, 5);
+  ck_assert_int_eq(o.aRow[0], 5); /* -1 */
+  ck_assert_int_eq(o.aRow[1], 0); /* the 5s, by row */
+  ck_assert_int_eq(o.aRow[2], 2);
+  ck_assert_int_eq(o.aRow[3], 4);
+  ck_assert_int_eq(o.aRow[4], 3); /* 7 */
+  x.eType = COLVEC_TYPE_FLOAT;
+  x.r = 5.0;
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_EQ, &x, &iLo, &iHi),
+                   COLVEC_OK);
+  ck_assert_int_eq(iLo, 1);
+  ck_assert_int_eq(iHi, 4);
+  x.r = 5.5;
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_GT, &x, &iLo, &iHi),
+                   COLVEC_OK);
+  ck_assert_int_eq(iHi - iLo, 1);
+  x.r = NAN;
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_LE, &x, &iLo, &iHi),
+                   COLVEC_OK);
+  ck_assert_int_eq(iHi - iLo, 0);
+  x.eType = COLVEC_TYPE_NULL;
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_GE, &x, &iLo, &iHi),
+                   COLVEC_OK);
+  ck_assert_int_eq(iHi - iLo, 0);
+  x.eType = COLVEC_TYPE_INTEGER;
+  x.i = 5;
+  ck_assert_int_eq(colvecOrderHandles(COLVEC_OP_NE), 0);
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_NE, &x, &iLo, &iHi),
+                   COLVEC_ERROR);
+  v.nRow = 5; /* not the column it was built from */
+  ck_assert_int_eq(colvecOrderRange(&v, &o, COLVEC_OP_EQ, &x, &iLo, &iHi),
+                   COLVEC_ERROR);
+  colvecOrderFree(&o);
+  ck_assert_ptr_null(o.aRow);
+
+  memset(&v, 0, sizeof(v));
+  v.eStore = COLVEC_STORE_TEXT;
+  v.nRow = 3;
+  v.aOff = aOff;
+  v.aByte = aByte;
+  v.nByte = 4;
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_ERROR); /* decreasing */
+  ck_assert_ptr_null(o.aRow);
+  aOff[2] = 1;
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_OK);
+  ck_assert_int_eq(o.nValue, 3);
+  ck_assert_int_eq(o.aRow[0], 1); /* "" */
+  ck_assert_int_eq(o.aRow[1], 0); /* "a" */
+  ck_assert_int_eq(o.aRow[2], 2); /* "b" */
+  colvecOrderFree(&o);
+  v.aOff = NULL;
+  ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_ERROR);
+  ck_assert_int_eq(colvecOrderBuild(NULL, &o), COLVEC_ERROR);
+}
+END_TEST
+
 /* Malformed views, values and operators give COLVEC_ERROR. */
 START_TEST(test_errors) {
   int64_t aInt[4] = {1, 2, 3, 4};
@@ -1028,10 +1186,17 @@ START_TEST(test_errors) {
                    COLVEC_ERROR);
   v.nByte = 4;
   aOff[2] = 0; /* decreasing */
+  aBits[0] = 0x0f;
   ck_assert_int_eq(colvecFilterEval(&v, COLVEC_OP_EQ, &s, 1, 0, 0, aBits),
                    COLVEC_ERROR);
+  aBits[0] = 0x0f;
   ck_assert_int_eq(colvecFilterEval(&v, COLVEC_OP_GT, &s, 1, 0, 0, aBits),
                    COLVEC_ERROR);
+  /* rows an earlier filter excluded are not read at all */
+  aBits[0] = 0;
+  ck_assert_int_eq(colvecFilterEval(&v, COLVEC_OP_GT, &s, 1, 0, 0, aBits),
+                   COLVEC_OK);
+  aBits[0] = 0x0f;
   {
     sqlite3 *db = NULL;
     TfMatch match;
@@ -1228,6 +1393,7 @@ static Suite *tfSuite(void) {
   tcase_add_test(tc, test_in_sorted);
   tcase_add_test(tc, test_in_long);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_order);
   tcase_add_test(tc, test_match);
   tcase_add_test(tc, test_bitmap_next);
   suite_add_tcase(s, tc);

@@ -392,6 +392,156 @@ START_TEST(test_determinism) {
 }
 END_TEST
 
+/* One worker's state of the test estimate (ColvecHnswEstimate). */
+typedef struct TEst TEst;
+struct TEst {
+  const TData *p;  /* the data */
+  uint32_t iQuery; /* the node prepared */
+  int bPrepared;   /* xPrepare was called */
+};
+static int gbEstCoarse;   /* the estimate rounds distances to quarters */
+static int gnEstFailNew;  /* xNew fails when this reaches 1 (0: never) */
+static int gbEstFailPrep; /* xPrepare fails */
+static int gbEstBad;      /* xDistBatch met an unprepared state or bad id */
+
+/* xNew of the test estimate; fails as gnEstFailNew says. */
+static int tEstNew(void *pCtx, void **pp) {
+  TEst *e;
+  if (gnEstFailNew > 0 &&
+      __atomic_sub_fetch(&gnEstFailNew, 1, __ATOMIC_RELAXED) == 0) {
+    *pp = NULL;
+    return COLVEC_NOMEM;
+  }
+  e = (TEst *)calloc(1, sizeof(TEst));
+  e->p = (const TData *)pCtx;
+  *pp = e;
+  return COLVEC_OK;
+}
+
+/* xPrepare of the test estimate. */
+static int tEstPrepare(void *pState, uint32_t iNode) {
+  TEst *e = (TEst *)pState;
+  if (gbEstFailPrep) return COLVEC_NOMEM;
+  e->iQuery = iNode;
+  e->bPrepared = 1;
+  return COLVEC_OK;
+}
+
+/* xDistBatch: the exact distance, or (gbEstCoarse) rounded to quarters. */
+static void tEstBatch(void *pState, const uint32_t *aNode, int nNode,
+                      float *aOut) {
+  TEst *e = (TEst *)pState;
+  int i;
+  for (i = 0; i < nNode; i++) {
+    float d = tNodeDist((void *)e->p, e->iQuery, aNode[i]);
+    if (!e->bPrepared || aNode[i] >= e->p->n) gbEstBad = 1;
+    aOut[i] = gbEstCoarse ? floorf(d * 0.25f) * 4.0f : d;
+  }
+}
+
+/* xFree of the test estimate. */
+static void tEstFree(void *pState) { free(pState); }
+
+static const ColvecHnswEstimate gEst = {tEstNew, tEstPrepare, tEstBatch,
+                                        tEstFree};
+
+/* Builds sub with the test estimate on nThread threads, in steps of nStep
+** nodes (0: in one go); returns its serialised bytes (*pn: their size). */
+static uint8_t *tEstBuild(const TData *p, int nThread, uint32_t nStep,
+                          size_t *pn) {
+  ColvecHnswConfig cfg;
+  ColvecHnsw *pG = NULL;
+  uint8_t *a;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.nThread = nThread;
+  cfg.pEstimate = &gEst;
+  if (nStep == 0) {
+    T_EQ(colvecHnswBuild(&cfg, p->n, NULL, NULL, tNodeDist, (void *)p, &pG),
+         COLVEC_OK);
+  } else {
+    ColvecHnswBuilder *pB = NULL;
+    ColvecInterrupt none;
+    memset(&none, 0, sizeof(none));
+    T_EQ(
+        colvecHnswBuilderNew(&cfg, p->n, NULL, NULL, tNodeDist, (void *)p, &pB),
+        COLVEC_OK);
+    while (colvecHnswBuilderCount(pB) < p->n) {
+      T_EQ(colvecHnswBuilderStep(pB, nStep, none), COLVEC_OK);
+    }
+    T_EQ(colvecHnswBuilderFinish(pB, &pG), COLVEC_OK);
+    colvecHnswBuilderFree(pB);
+  }
+  a = tSerialize(pG, pn);
+  colvecHnswFree(pG);
+  return a;
+}
+
+/*
+** A build whose searches run on an estimate (ColvecHnswConfig.pEstimate):
+** an estimate equal to the exact distance gives the graph of a build
+** without one, byte for byte; a coarse one gives the same graph on one or
+** two threads, in one go or in steps, with the recall of an exact build;
+** a failing xNew or xPrepare fails the build with COLVEC_NOMEM.
+*/
+START_TEST(test_estimate) {
+  TData sub;
+  ColvecHnsw *p0, *pG = NULL;
+  ColvecHnswConfig cfg;
+  uint8_t *a0, *a1, *a2, *a3;
+  size_t n0, n1, n2, n3;
+  double r0, r1;
+  tSetup();
+  sub = gL2;
+  sub.n = testScaled(3000, 1500);
+  p0 = tBuild(&sub, 0, 0, 1);
+  a0 = tSerialize(p0, &n0);
+  gbEstCoarse = 0;
+  gbEstBad = 0;
+  a1 = tEstBuild(&sub, 2, 0, &n1);
+  T_EQ(n0, n1);
+  T_ASSERT(memcmp(a0, a1, n0) == 0);
+  free(a1);
+  gbEstCoarse = 1;
+  a1 = tEstBuild(&sub, 1, 0, &n1);
+  a2 = tEstBuild(&sub, 2, 0, &n2);
+  a3 = tEstBuild(&sub, 2, 77, &n3);
+  T_ASSERT(!gbEstBad);
+  T_EQ(n1, n2);
+  T_ASSERT(memcmp(a1, a2, n1) == 0);
+  T_EQ(n1, n3);
+  T_ASSERT(memcmp(a1, a3, n1) == 0);
+  T_ASSERT(n0 != n1 || memcmp(a0, a1, n0) != 0); /* the estimate mattered */
+  free(a1);
+  free(a2);
+  free(a3);
+  /* recall of the coarse-estimate graph on the full data */
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.nThread = 2;
+  cfg.pEstimate = &gEst;
+  T_EQ(colvecHnswBuild(&cfg, gL2.n, NULL, NULL, tNodeDist, &gL2, &pG),
+       COLVEC_OK);
+  r0 = tRecall(gpL2, &gL2, 64);
+  r1 = tRecall(pG, &gL2, 64);
+  printf("recall@10 l2 ef64: exact build %.4f, coarse estimate %.4f\n", r0, r1);
+  T_ASSERT(r1 >= r0 - 0.02);
+  colvecHnswFree(pG);
+  pG = NULL;
+  /* failures of the estimate's hooks */
+  gnEstFailNew = 1;
+  T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pG),
+       COLVEC_NOMEM);
+  T_ASSERT(pG == NULL);
+  gnEstFailNew = 0;
+  gbEstFailPrep = 1;
+  T_EQ(colvecHnswBuild(&cfg, sub.n, NULL, NULL, tNodeDist, &sub, &pG),
+       COLVEC_NOMEM);
+  T_ASSERT(pG == NULL);
+  gbEstFailPrep = 0;
+  free(a0);
+  colvecHnswFree(p0);
+}
+END_TEST
+
 /* Interrupt hook of test_steps: always says stop. */
 static int tStopNow(void *pCtx) {
   (void)pCtx;
@@ -973,7 +1123,7 @@ START_TEST(test_oom) {
   d.bDot = 0;
   tGenerate(aVec, 300, 8, 11);
   for (i = 0; rc == COLVEC_NOMEM; i++) {
-    ColvecHnswConfig cfg = {4, 16, 8, 2, NULL, {NULL, NULL}};
+    ColvecHnswConfig cfg = {4, 16, 8, 2, NULL, {NULL, NULL}, NULL};
     ColvecHnsw *pG = NULL, *pO = NULL;
     colvecMemFailAfter(i);
     rc = colvecHnswBuild(&cfg, 300, NULL, NULL, tNodeDist, &d, &pG);
@@ -1021,6 +1171,7 @@ static Suite *hnswSuite(void) {
   tcase_add_test(tc, test_recall_dot);
   tcase_add_test(tc, test_determinism);
   tcase_add_test(tc, test_steps);
+  tcase_add_test(tc, test_estimate);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_filter);
   tcase_add_test(tc, test_filter_twohop);

@@ -587,7 +587,16 @@ START_TEST(test_format_frozen) {
 }
 END_TEST
 
-/* Training twice gives identical bytes and identical codes. */
+/* Interrupt hook of test_determinism: always says stop. */
+static int tqStopNow(void *pCtx) {
+  (void)pCtx;
+  return 1;
+}
+
+/*
+** Training twice gives identical bytes and identical codes, encoded in one
+** batch, one at a time or asking an interrupt hook (colvecQuantEncodeWith).
+*/
 START_TEST(test_determinism) {
   int t, m;
   for (t = COLVEC_QUANT_INT8; t <= COLVEC_QUANT_BIT; t++) {
@@ -619,6 +628,20 @@ START_TEST(test_determinism) {
         }
       }
       ck_assert(memcmp(c1, c2, (size_t)nCode * 1000) == 0);
+      /* in ticks, asking a hook: the same codes; a hook that says stop */
+      {
+        ColvecInterrupt stop;
+        stop.xInterrupt = tqStopNow;
+        stop.pCtx = NULL;
+        memset(c2, 0, (size_t)nCode * 1000);
+        ck_assert_int_eq(
+            colvecQuantEncodeWith(p2, tq128.aVec, 1000, 128, NULL, c2),
+            COLVEC_OK);
+        ck_assert(memcmp(c1, c2, (size_t)nCode * 1000) == 0);
+        ck_assert_int_eq(
+            colvecQuantEncodeWith(p2, tq128.aVec, 1000, 128, &stop, c2),
+            COLVEC_INTERRUPT);
+      }
       free(a1);
       free(a2);
       free(c1);
