@@ -951,7 +951,7 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 ** The graph is built when the segment has at least COLVEC_INDEX_MIN_ROWS
 ** rows, its links chosen on float32 distances (its build's beam searches
 ** run on int8 codes when the column has them); searches traverse it on the
-*codes (or on the
+** codes (or on the
 ** float32 vectors with quantize=none), and the oversampled candidates are
 ** rescored with the float32 vectors.
 */
@@ -1300,7 +1300,7 @@ struct ColvecScanIn {
 ** column sets bAll; numbers compared with a text column set bBoth and are
 ** compared as text (rendered on connection db), as the lists bound into
 ** the delta query compare. Returns SQLITE_OK or an error (SQLITE_NOMEM, an
-*error of
+** error of
 ** the list or of the rendering); colvecScanInClose(p) in every case.
 */
 int colvecScanInOpen(sqlite3 *db, const ColvecConfig *pC, int iCol,
@@ -1892,7 +1892,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
 ** The 'index' command: flushes, then does about nBudget rows of the
 ** deferred graphs' building (colvecCompactIndex), merges as a commit does
 ** and deletes files nothing needs. Returns SQLITE_OK or an error with *pzErr
-*set.
+** set.
 */
 int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr);
 

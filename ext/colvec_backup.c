@@ -36,7 +36,7 @@
 ** -shm file nor its -colvec folder exist. The file is claimed by an
 ** exclusive create and the -colvec folder by mkdir, so a name that appears
 ** meanwhile is never overwritten. Segment files are written as colvec writes
-*segments
+** segments
 ** (.tmp, fsync, rename, folder fsync) before the database copy commits;
 ** the copy is fsynced at the end. On failure only what the call created is
 ** removed: the segment-named files it wrote, the folders it made (rmdir of
@@ -161,7 +161,7 @@ static int backupCheckSidecar(BackupCall *p, const char *zParent) {
 ** Checks the destination path p->zDest as untrusted input: a file path (not
 ** empty, not ":memory:", not a URI, not in colvec's memory tree) whose
 ** folder exists and is not inside a -colvec folder, and at which neither the
-*file, its journal, WAL or shared
+** file, its journal, WAL or shared
 ** memory file nor its -colvec folder exist. Returns SQLITE_OK or an error
 ** set in p.
 */
@@ -203,7 +203,7 @@ static int backupCheckDest(BackupCall *p) {
 /*
 ** Lists, in p->azTab, the colvec tables of the schema (their statement
 ** names colvec after USING), and allocates the per-table arrays. Returns
-*SQLITE_OK or an error
+** SQLITE_OK or an error
 ** set in p.
 */
 static int backupListTables(BackupCall *p) {

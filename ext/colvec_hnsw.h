@@ -4,7 +4,7 @@
 ** Nodes are the row positions 0..N-1 of a segment. The graph is built once,
 ** at compaction, its links chosen on exact float32 distances supplied by
 ** the caller (colvec_hnsw_build.c), serialised as one section of the segment
-*file, and
+** file, and
 ** searched in place from the read-only mapping with whatever query distance
 ** the caller supplies (normally a quantized, asymmetric estimate).
 **

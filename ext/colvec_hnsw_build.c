@@ -10,10 +10,9 @@
 **     ColvecHnswConfig.pEstimate, the candidates found then rescored with
 **     the exact distance), adds the earlier nodes of its own batch that
 **     reach that level as candidates, selects its links with hnswlib's
-**     heuristic on exact distances and writes its own lists. Nothing reachable
-*from the frozen
-**     graph points at a batch node yet, so concurrent readers never see
-**     these writes.
+**     heuristic on exact distances and writes its own lists. Nothing
+**     reachable from the frozen graph points at a batch node yet, so
+**     concurrent readers never see these writes.
 **   gather (sequential): every link q -> t becomes a back-link request
 **     (t, level, q), in node order.
 **   phase C (parallel over target nodes, t % nWorker): each worker applies

@@ -24,7 +24,7 @@
 ** anti-correlated with it) it starts from passing rows spread over the
 ** segment (colvec_index_hnsw.c:indexSeeds); when it reaches too few, the
 ** rows are scanned. Measured on Fashion-MNIST (60,000 rows): at 10 % the
-*two-hop
+** two-hop
 ** search scored ~440 codes per query instead of the scan's 6,000, at 5 %
 ** ~300; at 1 % two hops reach too few passing rows. Fewer than
 ** INDEX_TWOHOP_MIN_ROWS passing rows are scanned: the graph would score
@@ -579,7 +579,7 @@ static const ColvecIndexMethods indexCodesMethods = {
 ** (nearer than a lower bound: the pages already read) do not count, so the
 ** search is repeated with 4 times the candidates and beam until as many
 ** candidates as that beam (max(ef, nWant)) fell in range, or a candidate lay
-*beyond the upper bound (a wider search
+** beyond the upper bound (a wider search
 ** finds only rows out of range), and once it would reach half the nPass
 ** rows, they are scanned exactly instead. Each pass fills a top-k of its
 ** own; the last one's rows are offered to pTopk. Returns SQLITE_OK or an

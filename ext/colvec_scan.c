@@ -547,7 +547,7 @@ void colvecScanInClose(ColvecScanIn *p) {
 ** literal or a bound parameter (a number that carries numeric affinity,
 ** from a CAST or a column, may match rows of another spelling, '5.0' for
 ** 5, that the KNN then leaves out). An empty IN list clears aBits. LIKE and
-*GLOB
+** GLOB
 ** prepare their azScanMatchSql statement on the connection and ask it
 ** about each distinct value of the column (as far as the cache of verdicts
 ** holds them), or match with SQLite's own matcher when the query's memo

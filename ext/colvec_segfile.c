@@ -455,11 +455,11 @@ static void segWriterFree(ColvecSegWriter *p, int bUnlink) {
 /*
 ** Creates the file zTmpPath of store pStore (removing whatever has its
 ** name first), which must
-*end in ".tmp", to
+** end in ".tmp", to
 ** write a segment that finish renames to zTmpPath without ".tmp".
 ** fingerprint goes into the header unchanged. On success *ppWriter must be
 ** passed to colvecSegfileWriterFinish() or colvecSegfileWriterAbort(), which
-*free
+** free
 ** it. On error *ppWriter is NULL, pErr says why and no file is left.
 */
 int colvecSegfileWriterOpen(const ColvecStore *pStore, const char *zTmpPath,

@@ -3,7 +3,7 @@
 ** ColvecTableStore in colvecInt.h): the database keeps every segment's
 ** bytes in COLVEC_EMBED_CHUNK pieces (read and written through
 ** colvec_storage.c: colvecStorageSegDataAdd and colvecStorageSegDataRead), so a
-*copy of the database file alone is the whole
+** copy of the database file alone is the whole
 ** table. The files in the table's folder are a cache of those bytes:
 ** verified before first use, rebuilt from the database when missing or
 ** damaged, and kept in memory when the folder cannot be written

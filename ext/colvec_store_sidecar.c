@@ -37,7 +37,7 @@ static int sidecarKeep(ColvecSegTable *p, int64_t iSegid, const char *zPath,
 
 /*
 ** ColvecTableStore.xCheck: a sidecar segment against the disk: the file its
-*name
+** name
 ** gives must exist and be the file handle h has open (same device and
 ** inode where the os layer knows them). A connection keeps reading a
 ** segment it mapped after the file was removed or replaced, while every

@@ -305,7 +305,7 @@ static int vtabDisconnectMethod(sqlite3_vtab *pVtab) {
 ** xDestroy: DROP TABLE drops the shadow tables. In autocommit mode it also
 ** removes the table's segment files and then its folder if empty
 ** (vtabDropFiles), unless the table is damaged (zDamage): then no file. Inside
-*an explicit transaction the files stay (a
+** an explicit transaction the files stay (a
 ** ROLLBACK brings the table back, and files cannot be un-deleted); after
 ** such a DROP commits, the folder is an orphan that the next CREATE or
 ** DROP in autocommit mode removes.
@@ -430,7 +430,7 @@ static void vtabPlanAdd(ColvecPlan *pPlan, sqlite3_index_info *pInfo, int iCons,
 ** number, which SQLite's own test on the untyped column would not do. An
 ** unusable bound makes the knn plan SQLITE_CONSTRAINT (applied after the
 ** top k, it would drop rows). An unusable MATCH or KNN parameter (a join order
-*that does
+** that does
 ** not provide it yet) makes the plan SQLITE_CONSTRAINT; MATCH without any
 ** k or LIMIT, a second MATCH, or a KNN parameter without MATCH is an error.
 */

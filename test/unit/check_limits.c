@@ -5,7 +5,7 @@
 **   - rows per segment file: colvecSegfileWriterFinish() writes a segment of
 **     2^59 - 1 rows (INT64_MAX / 16, so that every 64-bit offset within it
 **     fits) and colvecSegfileOpen(&colvecStoreFile, ) reads that row count
-*back; one more is
+** back; one more is
 **     refused with COLVEC_RANGE and leaves no file;
 **   - HNSW build parameters: m 2..128, ef_construction 1..4096, threads
 **     1..64 build a graph at both ends; one past either end is COLVEC_RANGE;

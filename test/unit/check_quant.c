@@ -773,7 +773,7 @@ END_TEST
 ** integer sum), within 1e-4 of the largest term of the float estimate;
 ** for int4 and bit codes, and before colvecQuantQueryPrepareScan, it is
 ** the set's colvecQuantDistanceBatch exactly. At the widest dimension the
-*integer
+** integer
 ** weights allow (8,224), codes and weights at their largest do not
 ** overflow; one dimension more keeps the float estimator.
 */
