@@ -882,7 +882,10 @@ void colvecCompactJobFree(ColvecCompactJob *p);
 ** rewritten as one segment with its graph; when the oldest does not fit,
 ** its graphs are built nBudget rows further in *ppJob (started, or
 ** carried on from the last command), and once complete the segment is
-** rewritten with them. Does nothing when no segment is pending. Returns
+** rewritten with them, which counts as the segment's rows against the
+** budget: by the next command, unless what is left of the budget covers
+** it (so that a paced step either builds or rewrites). Does nothing when
+** no segment is pending. Returns
 ** SQLITE_OK or an error with *pzErr set (the job then dropped).
 */
 int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
@@ -1024,6 +1027,15 @@ int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
                           int64_t *aRowid, int64_t nRow, ColvecIndexJob **pp);
 int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick);
 int64_t colvecIndexHnswJobCount(const ColvecIndexJob *p);
+/*
+** With every row of job p inserted and aRowid[0..nRow) its rows, hands the
+** int8 quantizer and codes its first Step made (those colvecIndexWrite
+** would make of these rows) to the caller, who frees them, and returns 1;
+** else 0 (nothing handed over).
+*/
+int colvecIndexHnswJobTake(ColvecIndexJob *p, const int64_t *aRowid,
+                           int64_t nRow, ColvecQuant **ppQuant,
+                           uint8_t **paCode);
 void colvecIndexHnswJobFree(ColvecIndexJob *p);
 
 /* What colvecIndexWrite hands an index type's xBuild, and gets back. */

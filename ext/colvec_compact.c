@@ -867,11 +867,18 @@ int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
       break;
     }
     nBudget -= nBefore < 0 ? 0 : nAfter - nBefore;
-    if (nAfter == (*ppJob)->nRow) {
+    /* the rewrite reads every row of the segment and measures the new
+    ** graph's recall: it counts as the segment's rows against the budget,
+    ** and after a step that completed the graph it waits for the next
+    ** command unless what is left of the budget covers it, so that a
+    ** paced step either builds or rewrites */
+    if (nAfter == (*ppJob)->nRow &&
+        (nBefore == nAfter || nBefore < 0 || nBudget >= (*ppJob)->nRow)) {
       ColvecSource src;
       src.pBatch = NULL;
       src.iFirst = 0;
       src.pSeg = h;
+      nBudget -= (*ppJob)->nRow;
       rc = compactWriteWith(pSegs, pStorage, &src, 1, 0, *ppJob, pzErr);
       colvecCompactJobFree(*ppJob);
       *ppJob = NULL;

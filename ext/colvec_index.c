@@ -140,20 +140,26 @@ int colvecIndexWrite(ColvecSegWriter *pW, ColvecTick *pTick,
   b.pJob = pJob;
   if (mPart & (1 << COLVEC_LAYOUT_QUANT)) {
     const float *aF32 = (const float *)aVec;
-    rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
-                              pCol->nDim, aF32, nRow, pCol->nDim, &pTick->hook,
-                              &pQuant);
+    /* a graph built in steps trained the same quantizer on these rows and
+    ** encoded them at its first step: taken over, not made again */
+    int bTaken = pCol->eQuant == COLVEC_QUANT_INT8 &&
+                 colvecIndexHnswJobTake(pJob, aRowid, nRow, &pQuant, &aCode);
+    if (!bTaken) {
+      rc = colvecQuantTrainWith((ColvecQuantType)pCol->eQuant, pCol->eMetric,
+                                pCol->nDim, aF32, nRow, pCol->nDim,
+                                &pTick->hook, &pQuant);
+    }
     if (rc == COLVEC_OK) {
       nSer = colvecQuantSerializedBytes(pQuant);
       nCode = colvecQuantCodeBytes(pQuant);
       aSer = sqlite3_malloc64((sqlite3_uint64)nSer + 8);
-      aCode = sqlite3_malloc64((sqlite3_uint64)(nCode * nRow) + 8);
+      if (!bTaken) aCode = sqlite3_malloc64((sqlite3_uint64)(nCode * nRow) + 8);
       if (aSer == NULL || aCode == NULL) {
         rc = COLVEC_NOMEM;
       } else {
         colvecQuantSerialize(pQuant, aSer);
       }
-      if (rc == COLVEC_OK) {
+      if (rc == COLVEC_OK && !bTaken) {
         rc = colvecQuantEncodeWith(pQuant, aF32, nRow, pCol->nDim, &pTick->hook,
                                    aCode);
       }

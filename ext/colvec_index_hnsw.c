@@ -45,6 +45,9 @@ struct ColvecIndexJob {
   int64_t nRow;                /* rows of the job */
   int bCodes;                  /* the build searches on codes that the
                                ** first Step makes (pQuant, aCode) */
+  float aKth[COLVEC_RECALL_QUERIES]; /* the recall measurement's truth: each
+                               ** sample query's k-th exact distance */
+  int nKth;                    /* aKth entries computed so far (Steps) */
 };
 
 /*
@@ -231,17 +234,40 @@ static void indexProbeScan(IndexProbe *p, uint32_t nRow, int nWant,
 }
 
 /*
+** The truth of recall sample query iQ of nQuery over the nRow vectors of
+** pB: its k-th smallest exact distance to the rows (k <= COLVEC_RECALL_K).
+*/
+static float indexTruth(IndexBuild *pB, uint32_t nRow, int k, int iQ,
+                        int nQuery) {
+  uint32_t iRow = (uint32_t)((uint64_t)iQ * nRow / (uint64_t)nQuery);
+  float aTop[COLVEC_RECALL_K];
+  int nTop = 0, i, j;
+  /* the k smallest exact distances, by insertion */
+  for (i = 0; i < (int)nRow; i++) {
+    float r = indexProbeExact(pB, iRow, (uint32_t)i);
+    if (nTop == k && !(r < aTop[k - 1])) continue;
+    if (nTop < k) nTop++;
+    for (j = nTop - 1; j > 0 && aTop[j - 1] > r; j--)
+      aTop[j] = aTop[j - 1];
+    aTop[j] = r;
+  }
+  return aTop[k - 1];
+}
+
+/*
 ** Measures the recall of graph pGraph over the nRow vectors of pB (see
 ** COLVEC_RECALL_QUERIES), or with pGraph NULL of a scan of every row:
 ** traversing the codes of pIn when pqq is not NULL
 ** (its quantizer's oversampling, the rows kept exact added to the
 ** candidates), else the vectors. Sets *pr to the share of the queries'
-** results within their true k-th distance (ties count). Returns COLVEC_OK,
-** COLVEC_NOMEM or COLVEC_INTERRUPT.
+** results within their true k-th distance (ties count), read from aKth
+** (indexTruth of each query, computed beforehand) unless it is NULL.
+** Returns COLVEC_OK, COLVEC_NOMEM or COLVEC_INTERRUPT.
 */
 static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
                         const ColvecIndexBuild *pIn, ColvecQuantQuery *pqq,
-                        ColvecTick *pTick, uint32_t nRow, double *pr) {
+                        ColvecTick *pTick, uint32_t nRow, const float *aKth,
+                        double *pr) {
   int rc = COLVEC_OK;
   int k = nRow < COLVEC_RECALL_K ? (int)nRow : COLVEC_RECALL_K;
   int nQuery = nRow < COLVEC_RECALL_QUERIES ? (int)nRow : COLVEC_RECALL_QUERIES;
@@ -252,13 +278,12 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   ColvecHnswQuery hq;
   IndexProbe probe;
   uint32_t *aNode;
-  float *aDist, *aTop;
+  float *aDist;
   if (nWant > (int)nRow) nWant = (int)nRow;
   nEf = nWant > COLVEC_INDEX_MIN_EF ? nWant : COLVEC_INDEX_MIN_EF;
   aNode = sqlite3_malloc64(sizeof(uint32_t) * (sqlite3_uint64)nEf);
   aDist = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)(nEf + pIn->nExact));
-  aTop = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)k);
-  if (aNode == NULL || aDist == NULL || aTop == NULL ||
+  if (aNode == NULL || aDist == NULL ||
       (pGraph && (colvecHnswSearchNew(&pSearch) != COLVEC_OK ||
                   colvecHnswSearchReserve(pSearch, nRow, nEf) != COLVEC_OK))) {
     rc = COLVEC_NOMEM;
@@ -276,22 +301,13 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   for (iQ = 0; rc == COLVEC_OK && iQ < nQuery; iQ++) {
     uint32_t iRow = (uint32_t)((uint64_t)iQ * nRow / (uint64_t)nQuery);
     const float *pVec = (const float *)(pB->aVec + (size_t)iRow * pB->nByte);
-    int nTop = 0, nCand = 0, j;
+    int nCand = 0;
     float rKth;
     if (colvecTickStop(pTick)) {
       rc = COLVEC_INTERRUPT;
       break;
     }
-    /* the truth: the k smallest exact distances, by insertion */
-    for (i = 0; i < (int)nRow; i++) {
-      float r = indexProbeExact(pB, iRow, (uint32_t)i);
-      if (nTop == k && !(r < aTop[k - 1])) continue;
-      if (nTop < k) nTop++;
-      for (j = nTop - 1; j > 0 && aTop[j - 1] > r; j--)
-        aTop[j] = aTop[j - 1];
-      aTop[j] = r;
-    }
-    rKth = aTop[k - 1];
+    rKth = aKth ? aKth[iQ] : indexTruth(pB, nRow, k, iQ, nQuery);
     /* the search as a query runs it: graph, then rescoring */
     probe.iQuery = iRow;
     probe.pqq = NULL;
@@ -327,7 +343,6 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   colvecHnswSearchFree(pSearch);
   sqlite3_free(aNode);
   sqlite3_free(aDist);
-  sqlite3_free(aTop);
   *pr = nQuery > 0 ? (double)nHit / ((double)k * nQuery) : 1.0;
   return rc;
 }
@@ -347,6 +362,7 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
   ColvecQuantQuery qq;
   ColvecHnswRecall *pR = &pB->recall;
   IndexBuild ctx;
+  const float *aKth = NULL; /* the truth the job's Steps computed */
   int rc;
   memset(&qq, 0, sizeof(qq));
   indexBuildSetup(pC, iCol, aVec, &cfg, &ctx);
@@ -359,6 +375,7 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
       memcmp(pB->pJob->aRowid, aRowid, (size_t)nRow * 8) == 0) {
     /* built in steps by the 'index' command: the same graph */
     rc = colvecHnswBuilderFinish(pB->pJob->pBuilder, &pGraph);
+    if (pB->pJob->nKth == COLVEC_RECALL_QUERIES) aKth = pB->pJob->aKth;
   } else {
     rc = colvecHnswBuild(&cfg, (uint32_t)nRow, NULL, (const uint64_t *)aRowid,
                          indexBuildDist, &ctx, &pGraph);
@@ -380,11 +397,11 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
   pR->rVectors = -1.0;
   pR->eUsed = COLVEC_RECALL_CODES;
   if (rc == COLVEC_OK && pB->pQuant) {
-    rc =
-        indexMeasure(pGraph, &ctx, pB, &qq, pTick, (uint32_t)nRow, &pR->rCodes);
+    rc = indexMeasure(pGraph, &ctx, pB, &qq, pTick, (uint32_t)nRow, aKth,
+                      &pR->rCodes);
   }
   if (rc == COLVEC_OK && !(pR->rCodes >= COLVEC_RECALL_FLOOR)) {
-    rc = indexMeasure(pGraph, &ctx, pB, NULL, pTick, (uint32_t)nRow,
+    rc = indexMeasure(pGraph, &ctx, pB, NULL, pTick, (uint32_t)nRow, aKth,
                       &pR->rVectors);
     pR->eUsed = pR->rVectors >= COLVEC_RECALL_FLOOR ? COLVEC_RECALL_VECTORS
                                                     : COLVEC_RECALL_EXACT;
@@ -435,9 +452,10 @@ int colvecIndexHnswJobNew(const ColvecConfig *pC, int iCol, uint8_t *aVec,
 ** encodes them, as colvecIndexWrite will: the same quantizer and codes.
 */
 int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
+  int rc;
   if (p->bCodes && p->pQuant == NULL) {
     const float *aF32 = (const float *)p->ctx.aVec;
-    int rc = colvecQuantTrainWith(COLVEC_QUANT_INT8, p->ctx.eMetric,
+    rc = colvecQuantTrainWith(COLVEC_QUANT_INT8, p->ctx.eMetric,
                                   p->ctx.nDim, aF32, p->nRow, p->ctx.nDim,
                                   &pTick->hook, &p->pQuant);
     if (rc == COLVEC_OK) {
@@ -454,9 +472,40 @@ int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
     }
     indexBuildCodes(p->pQuant, p->aCode, &p->ctx);
   }
-  return colvecHnswBuilderStep(p->pBuilder,
-                               nMax > 0x7fffffff ? 0x7fffffff : (uint32_t)nMax,
-                               pTick->hook);
+  rc = colvecHnswBuilderStep(p->pBuilder,
+                             nMax > 0x7fffffff ? 0x7fffffff : (uint32_t)nMax,
+                             pTick->hook);
+  /* the recall measurement's truth, in the share of the rows inserted, so
+  ** that the rewrite after the last Step only searches (as many sample
+  ** queries as the segment has rows, at most COLVEC_RECALL_QUERIES) */
+  if (rc == COLVEC_OK && p->nRow >= COLVEC_RECALL_QUERIES) {
+    int k = p->nRow < COLVEC_RECALL_K ? (int)p->nRow : COLVEC_RECALL_K;
+    int64_t nIn = colvecHnswBuilderCount(p->pBuilder);
+    int nWant = (int)((COLVEC_RECALL_QUERIES * nIn + p->nRow - 1) / p->nRow);
+    for (; p->nKth < nWant; p->nKth++) {
+      p->aKth[p->nKth] = indexTruth(&p->ctx, (uint32_t)p->nRow, k, p->nKth,
+                                    COLVEC_RECALL_QUERIES);
+    }
+  }
+  return rc;
+}
+
+/* Takes a complete job's quantizer and codes; see colvecInt.h. */
+int colvecIndexHnswJobTake(ColvecIndexJob *p, const int64_t *aRowid,
+                           int64_t nRow, ColvecQuant **ppQuant,
+                           uint8_t **paCode) {
+  if (p == NULL || p->pQuant == NULL || p->nRow != nRow ||
+      colvecHnswBuilderCount(p->pBuilder) != nRow ||
+      memcmp(p->aRowid, aRowid, (size_t)nRow * 8) != 0) {
+    return 0;
+  }
+  *ppQuant = p->pQuant;
+  *paCode = p->aCode;
+  p->pQuant = NULL;
+  p->aCode = NULL;
+  p->ctx.pQuant = NULL;
+  p->ctx.aCode = NULL;
+  return 1;
 }
 
 /* Rows a job has inserted; see colvecInt.h. */
@@ -484,7 +533,7 @@ int colvecIndexHnswMeasureScan(ColvecTick *pTick, const ColvecConfig *pC,
   int rc;
   memset(&qq, 0, sizeof(qq));
   indexBuildSetup(pC, iCol, aVec, NULL, &ctx);
-  rc = indexMeasure(NULL, &ctx, pB, &qq, pTick, (uint32_t)nRow, pr);
+  rc = indexMeasure(NULL, &ctx, pB, &qq, pTick, (uint32_t)nRow, NULL, pr);
   colvecQuantQueryClear(&qq);
   return rc;
 }

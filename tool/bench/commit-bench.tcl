@@ -5,7 +5,7 @@
 # run in the same process on the same data, so the figures compare.
 #
 # usage: tclsh tool/bench/commit-bench.tcl EXT [-n ROWS] [-dim D] [-queries Q]
-#            [-dir DIR] [-step N] [-configs {{OPTIONS STEP} ...}]
+#            [-dir DIR] [-step N] [-configs {{OPTIONS STEP} ...}] [-trace 1]
 #
 # EXT is colvec.so (loaded through Tcl's sqlite3 package, as an app would).
 # The data: ROWS (default 10000) seeded float32 vectors of D (default 384)
@@ -18,16 +18,18 @@
 # with one 'index', the defaults with 'index=STEP' (-step, default 500),
 # and "defer_rows=0", which builds the graph inside the COMMIT as colvec
 # did before deferred graphs. The exact answers are a brute force in SQL
-# (colvec_distance_l2). Prints one markdown table.
+# (colvec_distance_l2). Prints one markdown table; with -trace 1, then
+# each configuration's step times in order (seconds), the last two being
+# the step that completes the graph and the one that rewrites its segment.
 package require sqlite3
 
 set ext [lindex $argv 0]
 if {$ext eq "" || [string match -* $ext]} {
-  puts stderr "usage: tclsh commit-bench.tcl EXT \[-n ROWS\] \[-dim D\] \[-queries Q\] \[-dir DIR\] \[-configs LIST\]"
+  puts stderr "usage: tclsh commit-bench.tcl EXT \[-n ROWS\] \[-dim D\] \[-queries Q\] \[-dir DIR\] \[-configs LIST\] \[-trace 1\]"
   exit 2
 }
 array set opt [list -n 10000 -dim 384 -queries 100 -dir . -step 500 \
-                 -configs {}]
+                 -configs {} -trace 0]
 foreach {k v} [lrange $argv 1 end] {
   if {![info exists opt($k)]} { puts stderr "unknown option $k"; exit 2 }
   set opt($k) $v
@@ -150,5 +152,10 @@ foreach cfgstep $opt(-configs) {
           [expr {$cfg eq "" ? "defaults" : $cfg}] $tIns $tCommit $way $r1 $p1 \
           $cmd [llength $steps] [lindex $sorted [expr {[llength $sorted] / 2}]] \
           [lindex $sorted end] $total $r2 $p2]
+  if {$opt(-trace)} {
+    lappend trace "steps of '$cmd' ([expr {$cfg eq "" ? "defaults" : $cfg}]):"
+    lappend trace [join [lmap t $steps { format %.3f $t }] " "]
+  }
 }
+if {[info exists trace]} { puts [join $trace \n] }
 file delete -force $src
