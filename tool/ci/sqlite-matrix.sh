@@ -176,6 +176,19 @@ prepare() {
   echo "$dir"
 }
 
+# Runs "$@" holding the cache's lock: the tests that need the newest leg
+# (amalg_app, threadsafe0, ...) run in parallel under make -j, and on a
+# fresh machine each would otherwise fetch and build it into the same
+# folder at once. Not nested: prepare and unpack are called under it only
+# from the command line and run_leg.
+cache_locked() {
+  mkdir -p "$cache" || return 1
+  (
+    flock 8 || exit 1
+    "$@"
+  ) 8>"$cache/.lock"
+}
+
 # Prints one line per leg: name, version and sources.
 list_legs() {
   local leg
@@ -211,7 +224,7 @@ run_leg() {
     log=test-suite-$leg.log
     out="$builddir/check-$leg.out"
     rm -f "$builddir/$log"
-    if ! dir=$(prepare "$leg"); then
+    if ! dir=$(cache_locked prepare "$leg"); then
       if ci_strict; then
         echo "FAIL: SQLite leg '$leg' could not be fetched or built (see above)"
         return 1
@@ -240,10 +253,10 @@ while [ $# -gt 0 ]; do
     -C) builddir=$(cd "$2" && pwd) || exit 1; shift 2 ;;
     -j) jobs="-j$2"; shift 2 ;;
     -j*) jobs=$1; shift ;;
-    --prepare) prepare "$2"; exit $? ;;
+    --prepare) cache_locked prepare "$2"; exit $? ;;
     --list) list_legs; exit 0 ;;
     --source) leg_spec "$2" || { say "unknown leg '$2'"; exit 2; }
-              unpack "$leg_lib" "$3"; exit $? ;;
+              cache_locked unpack "$leg_lib" "$3"; exit $? ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
     *) legs+=("$1"); shift ;;
   esac
