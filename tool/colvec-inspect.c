@@ -8,7 +8,7 @@
 ** (rowid and fixed-attribute min/max, null counts, variable-length totals,
 ** vector dimensions, rows kept out of the codes, the recall a graph
 ** measured when it was written), then verifies every section checksum and the
-*content
+** content
 ** rules of colvecSegfileVerify(). --file reads with pread instead of mmap.
 **
 ** Exit status: 0 when every file is intact, 1 when any file is corrupt or

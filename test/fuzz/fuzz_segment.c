@@ -4,10 +4,10 @@
 ** The input is a whole segment file. It is written to an in-memory file and
 ** read the way the module reads a segment, in both access modes (mmap and
 ** pread): colvecSegfileOpen (header, checksum, section table), every accessor
-*on
+** on
 ** every section (data pointer, whole and element reads, scan, advice),
 ** colvecSegfileVerify, the attribute offsets as colvecLayoutView checks them,
-*and
+** and
 ** for each vector column the quantizer (colvecQuantDeserialize, a prepared
 ** query, an estimate per code), the HNSW graph (lazy and full open, full
 ** check, serialisation) and searches over it, filtered and not.

@@ -71,7 +71,7 @@ void faultLibInit(void);
 /*
 ** Creates a new private folder under zBase (NULL: $TMPDIR, else /dev/shm
 ** when writable, else /tmp; on Windows the temporary folder), opens
-*zDir/test.db in it with journal mode
+** zDir/test.db in it with journal mode
 ** eJournal, synchronous=FULL, and remembers eAccess for step 0's CREATE.
 ** Creates no table (step 0 does). Returns SQLITE_OK, or an error with
 ** p->zErr set (then nothing is left open; the folder may exist).

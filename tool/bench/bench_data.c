@@ -6,7 +6,7 @@
 ** Every file is read through zlib's gzopen/gzread, which reads plain files
 ** as they are and gzipped files transparently. The code is also valid C++
 ** (explicit casts of malloc), so it links into tool/bench/hnswlib-bench.cpp
-*however
+** however
 ** it is compiled.
 */
 #ifndef _GNU_SOURCE

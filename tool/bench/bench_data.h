@@ -1,7 +1,7 @@
 /*
 ** bench_data.h — datasets, exact ground truth and measurement helpers shared
 ** by the benchmark drivers (tool/bench/colvec-bench.c,
-*tool/bench/hnswlib-bench.cpp).
+** tool/bench/hnswlib-bench.cpp).
 **
 ** The tools are not part of the extension: they use libc malloc and may link
 ** zlib and libsqlite3. This header is plain C and usable from C++.

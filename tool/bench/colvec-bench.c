@@ -16,7 +16,7 @@
 ** `path` prints the database path the other phases use, and exits.
 **
 ** Build: gcc -O2 -std=c99 -D_GNU_SOURCE tool/bench/colvec-bench.c
-*tool/bench/bench_data.c
+** tool/bench/bench_data.c
 **        $(pkg-config --cflags --libs sqlite3) -lz -lm -o colvec-bench
 */
 #include "bench_data.h"

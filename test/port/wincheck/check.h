@@ -1,6 +1,6 @@
 /*
 ** test/port/wincheck/check.h — the part of the Check unit-test API that
-*colvec's
+** colvec's
 ** Check suites use, for builds where Check itself is not available
 ** (mingw-w64: Debian ships no Check for Windows). `make check-windows`
 ** compiles the SQLite-free suites with -I test/port/wincheck so that their
