@@ -46,8 +46,8 @@ struct ColvecIndexJob {
   int bCodes;                  /* the build searches on codes that the
                                ** first Step makes (pQuant, aCode) */
   float aKth[COLVEC_RECALL_QUERIES]; /* the recall measurement's truth: each
-                               ** sample query's k-th exact distance */
-  int nKth;                    /* aKth entries computed so far (Steps) */
+                                      ** sample query's k-th exact distance */
+  int nKth;                          /* aKth entries computed so far (Steps) */
 };
 
 /*
@@ -455,9 +455,9 @@ int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
   int rc;
   if (p->bCodes && p->pQuant == NULL) {
     const float *aF32 = (const float *)p->ctx.aVec;
-    rc = colvecQuantTrainWith(COLVEC_QUANT_INT8, p->ctx.eMetric,
-                                  p->ctx.nDim, aF32, p->nRow, p->ctx.nDim,
-                                  &pTick->hook, &p->pQuant);
+    rc = colvecQuantTrainWith(COLVEC_QUANT_INT8, p->ctx.eMetric, p->ctx.nDim,
+                              aF32, p->nRow, p->ctx.nDim, &pTick->hook,
+                              &p->pQuant);
     if (rc == COLVEC_OK) {
       int nCode = colvecQuantCodeBytes(p->pQuant);
       p->aCode = sqlite3_malloc64((sqlite3_uint64)(nCode * p->nRow) + 8);
