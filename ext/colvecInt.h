@@ -892,6 +892,15 @@ int colvecCompactIndex(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                        int64_t nBudget, ColvecCompactJob **ppJob, char **pzErr);
 
 /*
+** Sets the largest buffer a segment write may need (n <= 0: the default,
+** under SQLite's limit on one allocation), which caps the rows of one
+** segment: larger merges and `optimize` write several segments, and
+** segments over a quarter of the cap are not merged again. For debug
+** builds' colvec_test_segment_bytes(); process-wide.
+*/
+void colvecCompactSetMaxBytes(int64_t n);
+
+/*
 ** The 'embed' (bEmbed) and 'sidecar' commands: switches the table's storage
 ** inside the current transaction. Embedding stores the bytes of every live
 ** segment; going back to sidecar first makes sure every live segment has

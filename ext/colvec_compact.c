@@ -177,6 +177,39 @@ static int compactTier(const ColvecConfig *pC, int64_t nRow) {
 }
 
 /*
+** Largest number of bytes one buffer of a segment write may need (the
+** copy of a vector column's rows, the serialized graph): under SQLite's
+** limit on one allocation (sqlite3_malloc64 refuses 0x7fffff00 bytes and
+** more), with room to spare. Lowered by debug builds' SQL function
+** colvec_test_segment_bytes() to test the limit with small tables.
+*/
+static int64_t compactMaxBytes = ((int64_t)1 << 31) - ((int64_t)1 << 24);
+
+/* Sets the largest buffer of a segment write; see colvecInt.h. */
+void colvecCompactSetMaxBytes(int64_t n) {
+  compactMaxBytes = n > 0 ? n : ((int64_t)1 << 31) - ((int64_t)1 << 24);
+}
+
+/*
+** Most rows one segment of the table may hold: compactMaxBytes over the
+** largest per-row share of a write buffer (a vector column's bytes, a
+** node's level-0 links in the serialized graph, the row references).
+*/
+static int64_t compactMaxRows(const ColvecConfig *pC) {
+  int64_t nPer = 32, n;
+  int i;
+  for (i = 0; i < pC->nCol; i++) {
+    const ColvecColumn *pCol = &pC->aCol[i];
+    if (!pCol->bVector) continue;
+    if (pCol->nByte > nPer) nPer = pCol->nByte;
+    n = 4 * (2 * (int64_t)pCol->nM + 2);
+    if (n > nPer) nPer = n;
+  }
+  n = compactMaxBytes / nPer;
+  return n > 0 ? n : 1;
+}
+
+/*
 ** Sets *piGen to the generation of the current write transaction and
 ** *piSegid to the table's next_segid, both checked against the manifest and
 ** the trash (colvecStorageCounters) before any file is written. The
@@ -274,7 +307,8 @@ static int compactSinglePart(ColvecSegTable *pSegs, ColvecSegHandle *h) {
 
 /*
 ** Returns 1 when optimize has nothing to do: no segment has tombstones or
-** a deferred graph, and the segments are one, or (with a partition key)
+** a deferred graph, and the segments are one (or as few as compactMaxRows
+** allows), or (with a partition key)
 ** one of several partitions and segments of one partition each, no two of
 ** the same partition. Else 0.
 */
@@ -287,7 +321,14 @@ static int compactSettled(ColvecSegTable *pSegs) {
     if (h->nTomb > 0 || colvecIndexPending(h, pC)) return 0;
   }
   if (pSegs->nSeg <= 1) return 1;
-  if (iCol < 0) return 0;
+  if (iCol < 0) {
+    /* as few segments as the rows allow (compactMaxRows each) */
+    int64_t nLive = 0, nMax = compactMaxRows(pC);
+    for (i = 0; i < pSegs->nSeg; i++) {
+      nLive += pSegs->apSeg[i]->nRow;
+    }
+    return pSegs->nSeg <= (nLive + nMax - 1) / nMax;
+  }
   aSingle = sqlite3_malloc64((sqlite3_uint64)pSegs->nSeg);
   if (aSingle == NULL) return 0; /* the rewrite reports the lack */
   for (i = 0; bSettled && i < pSegs->nSeg; i++) {
@@ -570,6 +611,30 @@ static int compactWriteRows(ColvecSegTable *pSegs, ColvecStorage *pStorage,
   return rc;
 }
 
+/*
+** Writes the nRow rows of aRow (rowid order) as segments of at most
+** compactMaxRows rows each, in rowid order (compactWriteRows; pJob only
+** when they fit one). Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int compactWritePieces(ColvecSegTable *pSegs, ColvecStorage *pStorage,
+                              const ColvecSource *aSrc,
+                              const ColvecRowRef *aRow, int64_t nRow,
+                              int bDefer, ColvecCompactJob *pJob,
+                              char **pzErr) {
+  int64_t nMax = compactMaxRows(pSegs->pConfig), i;
+  int rc = SQLITE_OK;
+  if (nRow <= nMax) {
+    return compactWriteRows(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
+                            pzErr);
+  }
+  for (i = 0; rc == SQLITE_OK && i < nRow; i += nMax) {
+    rc = compactWriteRows(pSegs, pStorage, aSrc, aRow + i,
+                          nRow - i < nMax ? nRow - i : nMax, bDefer, NULL,
+                          pzErr);
+  }
+  return rc;
+}
+
 static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                             const ColvecSource *aSrc, int nSrc, int bDefer,
                             ColvecCompactJob *pJob, char **pzErr) {
@@ -586,8 +651,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         compactSplit(pSegs->pConfig, aSrc, aRow, nRow, &aGroup, &nGroup, pzErr);
   }
   if (rc == SQLITE_OK && nGroup == 1 && nRow > 0) {
-    rc = compactWriteRows(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
-                          pzErr);
+    rc = compactWritePieces(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
+                            pzErr);
   } else if (rc == SQLITE_OK && nGroup > 1) {
     /* the shared segment first, then one per partition, each in rowid
     ** order */
@@ -599,8 +664,8 @@ static int compactWriteWith(ColvecSegTable *pSegs, ColvecStorage *pStorage,
         if (aGroup[j] == i) aSub[nSub++] = aRow[j];
       }
       if (nSub > 0) {
-        rc = compactWriteRows(pSegs, pStorage, aSrc, aSub, nSub, bDefer, NULL,
-                              pzErr);
+        rc = compactWritePieces(pSegs, pStorage, aSrc, aSub, nSub, bDefer, NULL,
+                                pzErr);
       }
     }
   }
@@ -628,6 +693,7 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
   for (nLoop = 0; rc == SQLITE_OK && nLoop < 64; nLoop++) {
     ColvecSource *aSrc;
     char *aSingle = NULL; /* per segment: it holds one partition */
+    int64_t nMaxRows = compactMaxRows(pC); /* four of them fit a segment */
     int nSrc = 0, i, iTier, iPick = -1;
     rc = colvecSegmentTableRefresh(pSegs, pzErr);
     if (rc != SQLITE_OK || pSegs->nSeg == 0) break;
@@ -664,7 +730,8 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
         int nInTier = 0;
         for (i = 0; i < pSegs->nSeg; i++) {
           if (compactTier(pC, pSegs->apSeg[i]->nRow) == iTier &&
-              !(aSingle && aSingle[i])) {
+              !(aSingle && aSingle[i]) &&
+              pSegs->apSeg[i]->nRow <= nMaxRows / 4) {
             nInTier++;
           }
         }
@@ -672,7 +739,8 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
         if (iPick >= 0) {
           for (i = 0; i < pSegs->nSeg; i++) {
             if (compactTier(pC, pSegs->apSeg[i]->nRow) == iPick &&
-                !(aSingle && aSingle[i])) {
+                !(aSingle && aSingle[i]) &&
+                pSegs->apSeg[i]->nRow <= nMaxRows / 4) {
               aSrc[nSrc].pBatch = NULL;
               aSrc[nSrc].iFirst = 0;
               aSrc[nSrc++].pSeg = pSegs->apSeg[i];

@@ -16,7 +16,8 @@
 ** Float vectors are float32 BLOBs or JSON text, as in table columns; int8
 ** and bit vectors are recognised by their subtype (colvec_vecapi.c, which
 ** also has sqlite-vec's vec_* functions and reads every vector argument).
-** Debug builds add colvec_test_fault(n): fail the allocation after n more.
+** Debug builds add colvec_test_fault(n): fail the allocation after n more,
+** and colvec_test_segment_bytes(n): the cap on one segment's write buffers.
 */
 #include "colvecInt.h"
 
@@ -174,6 +175,17 @@ static void funcTestFault(sqlite3_context *pCtx, int argc,
   colvecMemFailAfter(sqlite3_value_int(argv[0]));
   sqlite3_result_null(pCtx);
 }
+
+/*
+** colvec_test_segment_bytes(n): the largest buffer of a segment write (and
+** so the rows of one segment; 0: the default), process-wide.
+*/
+static void funcTestSegmentBytes(sqlite3_context *pCtx, int argc,
+                                 sqlite3_value **argv) {
+  (void)argc;
+  colvecCompactSetMaxBytes(sqlite3_value_int64(argv[0]));
+  sqlite3_result_null(pCtx);
+}
 #endif
 
 /* Registers the functions; see colvecInt.h. */
@@ -196,6 +208,7 @@ int colvecFuncRegister(sqlite3 *db) {
       {"colvec_check", 2, funcCheck, 0},
 #ifdef COLVEC_DEBUG
       {"colvec_test_fault", 1, funcTestFault, 0},
+      {"colvec_test_segment_bytes", 1, funcTestSegmentBytes, 0},
 #endif
   };
   int rc = SQLITE_OK;
