@@ -183,11 +183,12 @@ static int compactTier(const ColvecConfig *pC, int64_t nRow) {
 ** more), with room to spare. Lowered by debug builds' SQL function
 ** colvec_test_segment_bytes() to test the limit with small tables.
 */
-static int64_t compactMaxBytes = ((int64_t)1 << 31) - ((int64_t)1 << 24);
+#define COMPACT_MAX_BYTES (((int64_t)1 << 31) - ((int64_t)1 << 24))
+static int64_t compactMaxBytes = COMPACT_MAX_BYTES;
 
 /* Sets the largest buffer of a segment write; see colvecInt.h. */
 void colvecCompactSetMaxBytes(int64_t n) {
-  compactMaxBytes = n > 0 ? n : ((int64_t)1 << 31) - ((int64_t)1 << 24);
+  compactMaxBytes = n > 0 ? n : COMPACT_MAX_BYTES;
 }
 
 /*

@@ -348,6 +348,16 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
 }
 
 /*
+** Returns 1 when job p (NULL allowed) has inserted every one of its rows
+** and they are exactly aRowid[0..nRow), else 0.
+*/
+static int indexJobHolds(const ColvecIndexJob *p, const int64_t *aRowid,
+                         int64_t nRow) {
+  return p && p->nRow == nRow && colvecHnswBuilderCount(p->pBuilder) == nRow &&
+         memcmp(p->aRowid, aRowid, (size_t)nRow * 8) == 0;
+}
+
+/*
 ** xBuild: builds the graph of the nRow vectors at aVec (rowids aRowid),
 ** serializes it into pB->aPart and measures its recall: on the codes of pB
 ** when there are any, and on the vectors when there are none or the codes
@@ -371,8 +381,7 @@ static int hnswBuild(ColvecTick *pTick, const ColvecConfig *pC, int iCol,
     indexBuildCodes(pB->pQuant, pB->aCode, &ctx);
     cfg.pEstimate = &indexEstimate;
   }
-  if (pB->pJob && colvecHnswBuilderCount(pB->pJob->pBuilder) == nRow &&
-      memcmp(pB->pJob->aRowid, aRowid, (size_t)nRow * 8) == 0) {
+  if (indexJobHolds(pB->pJob, aRowid, nRow)) {
     /* built in steps by the 'index' command: the same graph */
     rc = colvecHnswBuilderFinish(pB->pJob->pBuilder, &pGraph);
     if (pB->pJob->nKth == COLVEC_RECALL_QUERIES) aKth = pB->pJob->aKth;
@@ -494,9 +503,7 @@ int colvecIndexHnswJobStep(ColvecIndexJob *p, int64_t nMax, ColvecTick *pTick) {
 int colvecIndexHnswJobTake(ColvecIndexJob *p, const int64_t *aRowid,
                            int64_t nRow, ColvecQuant **ppQuant,
                            uint8_t **paCode) {
-  if (p == NULL || p->pQuant == NULL || p->nRow != nRow ||
-      colvecHnswBuilderCount(p->pBuilder) != nRow ||
-      memcmp(p->aRowid, aRowid, (size_t)nRow * 8) != 0) {
+  if (p == NULL || p->pQuant == NULL || !indexJobHolds(p, aRowid, nRow)) {
     return 0;
   }
   *ppQuant = p->pQuant;
