@@ -1861,6 +1861,8 @@ struct ColvecVtab {
   ColvecIndexScratch scratch;  /* buffers reused by every KNN search */
   ColvecCompactJob *pIndexJob; /* graphs the 'index' command is building in
                                ** steps, or NULL (colvecCompactIndex) */
+  int bBulk;                   /* a bulk load is on (colvecWriteCompact) */
+  int64_t iBulkSeg;            /* with bBulk: the first segid it wrote */
   ColvecKnnTrace *aTrace;      /* the last KNN query: one entry per source */
   int nTrace;                  /* entries of aTrace in use */
   int nTraceAlloc;             /* entries allocated at aTrace */
@@ -1897,6 +1899,13 @@ int colvecVtabDamaged(ColvecVtab *pTab);
 #define COLVEC_PENDING_MAX_BYTES (256 * 1024 * 1024)
 
 /*
+** Sets the bytes of pending rows that are written out at once (n <= 0:
+** COLVEC_PENDING_MAX_BYTES). For debug builds' colvec_test_pending_bytes();
+** process-wide.
+*/
+void colvecWriteSetPendingBytes(int64_t n);
+
+/*
 ** Writes the pending rows: as a segment when there are delta_rows or more
 ** of them, else into the delta. Returns SQLITE_OK or an error with *pzErr.
 */
@@ -1906,6 +1915,13 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
 ** Flushes, then compacts the delta into a segment when it holds more than
 ** delta_rows rows (or any rows, with bAll), merges segments (all of them
 ** with bAll) and deletes files nothing needs.
+**
+** A bulk load (ColvecVtab.bBulk) starts when an INSERT finds more pending
+** rows than memory should hold (COLVEC_PENDING_MAX_BYTES) and lasts until
+** the transaction ends: the rows are written out as segments without their
+** graphs and without merges, and at xSync those segments and the rows left
+** are written again as one segment with its graph (or as few as the
+** segment cap allows), so that every row goes into one graph build.
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
 

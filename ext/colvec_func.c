@@ -17,7 +17,8 @@
 ** and bit vectors are recognised by their subtype (colvec_vecapi.c, which
 ** also has sqlite-vec's vec_* functions and reads every vector argument).
 ** Debug builds add colvec_test_fault(n): fail the allocation after n more,
-** and colvec_test_segment_bytes(n): the cap on one segment's write buffers.
+** colvec_test_segment_bytes(n): the cap on one segment's write buffers,
+** and colvec_test_pending_bytes(n): the pending bytes that start a bulk load.
 */
 #include "colvecInt.h"
 
@@ -186,6 +187,17 @@ static void funcTestSegmentBytes(sqlite3_context *pCtx, int argc,
   colvecCompactSetMaxBytes(sqlite3_value_int64(argv[0]));
   sqlite3_result_null(pCtx);
 }
+
+/*
+** colvec_test_pending_bytes(n): the bytes of pending rows an INSERT writes
+** out at once, starting a bulk load (0: the default), process-wide.
+*/
+static void funcTestPendingBytes(sqlite3_context *pCtx, int argc,
+                                 sqlite3_value **argv) {
+  (void)argc;
+  colvecWriteSetPendingBytes(sqlite3_value_int64(argv[0]));
+  sqlite3_result_null(pCtx);
+}
 #endif
 
 /* Registers the functions; see colvecInt.h. */
@@ -209,6 +221,7 @@ int colvecFuncRegister(sqlite3 *db) {
 #ifdef COLVEC_DEBUG
       {"colvec_test_fault", 1, funcTestFault, 0},
       {"colvec_test_segment_bytes", 1, funcTestSegmentBytes, 0},
+      {"colvec_test_pending_bytes", 1, funcTestPendingBytes, 0},
 #endif
   };
   int rc = SQLITE_OK;

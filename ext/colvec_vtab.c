@@ -1050,6 +1050,7 @@ static void vtabResetTransaction(ColvecVtab *pTab) {
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
+  pTab->bBulk = 0;
 }
 
 /*

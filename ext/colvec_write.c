@@ -29,13 +29,24 @@ static int writeBindRow(void *pCtx, int iCol, sqlite3_stmt *pStmt, int iBind) {
 }
 
 /*
+** Bytes of pending rows written out at once (colvecWriteSetPendingBytes).
+*/
+static int64_t writePendingMax = COLVEC_PENDING_MAX_BYTES;
+
+/* Sets the bytes of pending rows written out at once; see colvecInt.h. */
+void colvecWriteSetPendingBytes(int64_t n) {
+  writePendingMax = n > 0 ? n : COLVEC_PENDING_MAX_BYTES;
+}
+
+/*
 ** Writes rows iFirst.. of pBatch as a new segment (after refreshing the
 ** segment list). Its graph is deferred (bMayDefer: not for optimize) when
-** the segments whose graph is
-** deferred would then hold at most defer_rows rows: the commit returns
-** without the build, and a search scans their codes until the 'index'
-** command, optimize or a merge builds it. Returns SQLITE_OK or an error
-** with *pzErr set.
+** the segments whose graph is deferred would then hold at most defer_rows
+** rows: the commit returns without the build, and a search scans their
+** codes until the 'index' command, optimize or a merge builds it. In a
+** bulk load (pTab->bBulk) it is always deferred: xSync builds the graphs
+** of all the load's segments at once. Returns SQLITE_OK or an error with
+** *pzErr set.
 */
 static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
                              int64_t iFirst, int bMayDefer, char **pzErr) {
@@ -48,9 +59,10 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
   if (rc == SQLITE_OK) {
     int64_t nDefer = pTab->pConfig->nDeferRows;
     int bDefer =
-        bMayDefer && nDefer > 0 &&
-        colvecCompactDeferredRows(pTab->pSegs) + (pBatch->nRow - iFirst) <=
-            nDefer;
+        bMayDefer &&
+        (pTab->bBulk || (nDefer > 0 && colvecCompactDeferredRows(pTab->pSegs) +
+                                               (pBatch->nRow - iFirst) <=
+                                           nDefer));
     rc =
         colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, bDefer, pzErr);
   }
@@ -75,8 +87,21 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr) {
 }
 
 /*
+** Records that every pending row is written, and drops them unless an open
+** savepoint may make them pending again.
+*/
+static void writeFlushed(ColvecVtab *pTab) {
+  pTab->nFlushed = pTab->pending.nRow;
+  if (pTab->nMark == 0) {
+    colvecBatchTruncate(&pTab->pending, 0);
+    pTab->nFlushed = 0;
+  }
+}
+
+/*
 ** The body of colvecWriteFlush; bMayDefer 0 builds the graph of a segment
-** it writes (optimize, which would rewrite a deferred one at once).
+** it writes (optimize, which would rewrite a deferred one at once). In a
+** bulk load the segment is not merged: xSync indexes and merges.
 */
 static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
   ColvecBatch *pB = &pTab->pending;
@@ -87,7 +112,7 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
   iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   if (nNew >= pTab->pConfig->nDeltaRows) {
     rc = writeBatchSegment(pTab, pB, pTab->nFlushed, bMayDefer, pzErr);
-    if (rc == SQLITE_OK) {
+    if (rc == SQLITE_OK && !pTab->bBulk) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
   } else {
@@ -105,13 +130,56 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pTab->db));
     }
   }
-  if (rc == SQLITE_OK) {
-    pTab->nFlushed = pB->nRow;
-    if (pTab->nMark == 0) {
-      colvecBatchTruncate(pB, 0);
-      pTab->nFlushed = 0;
+  if (rc == SQLITE_OK) writeFlushed(pTab);
+  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
+  return rc;
+}
+
+/*
+** The end of a bulk load (pTab->bBulk), at xSync: the segments whose graph
+** waits, those the load wrote (a read in its transaction may have written
+** some too small for a graph) and the rows still pending are written as
+** one segment (or as few
+** as the segment cap allows) with its graph, which one build makes for
+** every row at once, instead of a graph per segment written along the way
+** and again per merge. When they hold no more than defer_rows rows, the
+** segment waits for its graph, as the same rows committed at once would.
+** Returns SQLITE_OK or an error with *pzErr set.
+*/
+static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
+  ColvecSegTable *pSegs = pTab->pSegs;
+  ColvecBatch *pB = &pTab->pending;
+  int64_t nNew = pB->nRow - pTab->nFlushed;
+  sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
+  ColvecSource *aSrc;
+  int rc = colvecSegmentTableRefresh(pSegs, pzErr);
+  int64_t nWait = nNew; /* rows of the segment written */
+  int nSrc = 0, i;
+  if (rc != SQLITE_OK) return rc;
+  aSrc = sqlite3_malloc64(sizeof(ColvecSource) *
+                          (sqlite3_uint64)(pSegs->nSeg + 1));
+  if (aSrc == NULL) return SQLITE_NOMEM;
+  for (i = 0; i < pSegs->nSeg; i++) {
+    if (!colvecIndexPending(pSegs->apSeg[i], pTab->pConfig) &&
+        pSegs->apSeg[i]->iSegid < pTab->iBulkSeg) {
+      continue;
     }
+    aSrc[nSrc].pBatch = NULL;
+    aSrc[nSrc].iFirst = 0;
+    aSrc[nSrc++].pSeg = pSegs->apSeg[i];
+    nWait += pSegs->apSeg[i]->nRow - pSegs->apSeg[i]->nTomb;
   }
+  if (nNew > 0) {
+    aSrc[nSrc].pBatch = pB;
+    aSrc[nSrc].iFirst = pTab->nFlushed;
+    aSrc[nSrc++].pSeg = NULL;
+  }
+  if (nSrc > 0) {
+    rc = colvecCompactWrite(pSegs, pTab->pStorage, aSrc, nSrc,
+                            nWait <= (int64_t)pTab->pConfig->nDeferRows, pzErr);
+  }
+  sqlite3_free(aSrc);
+  if (rc == SQLITE_OK) writeFlushed(pTab);
   sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
   return rc;
 }
@@ -123,7 +191,9 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
-  int rc = writeFlush(pTab, !bAll, pzErr);
+  int bMerge = bAll || pTab->bBulk; /* a bulk load's flushes did not merge */
+  int rc = pTab->bBulk && !bAll ? writeBulkEnd(pTab, pzErr)
+                                : writeFlush(pTab, !bAll, pzErr);
   if (rc == SQLITE_OK)
     rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
@@ -136,12 +206,12 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
       rc = colvecStorageDeltaClear(pTab->pStorage, pzErr);
     }
     colvecBatchFree(&batch);
-    if (rc == SQLITE_OK) {
-      rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, bAll, pzErr);
-    }
-  } else if (rc == SQLITE_OK && bAll) {
-    rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 1, pzErr);
+    bMerge = 1;
   }
+  if (rc == SQLITE_OK && bMerge) {
+    rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, bAll, pzErr);
+  }
+  if (rc == SQLITE_OK && bAll) pTab->bBulk = 0; /* every row has its graph */
   if (rc == SQLITE_OK) {
     rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
   }
@@ -303,8 +373,15 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
         (pTab->pending.nRow > 0 ? (int64_t)((double)pTab->pending.nByte *
                                             pTab->nFlushed / pTab->pending.nRow)
                                 : 0);
-    if (nUnwritten > COLVEC_PENDING_MAX_BYTES) {
-      rc = colvecWriteFlush(pTab, pzErr);
+    if (nUnwritten > writePendingMax) {
+      if (!pTab->bBulk) {
+        /* more rows may follow: no graph until xSync */
+        sqlite3_int64 iNext = 0;
+        rc = colvecStorageCounters(pTab->pStorage, &iNext, NULL, pzErr);
+        pTab->iBulkSeg = iNext;
+        pTab->bBulk = rc == SQLITE_OK;
+      }
+      if (rc == SQLITE_OK) rc = colvecWriteFlush(pTab, pzErr);
     }
   }
   return rc;

@@ -4,7 +4,8 @@
 ** kill -9 leaves the page cache behind; a power cut does not. Here a
 ** forked child runs the workload of test/lib/faultlib.c (a colvec table t and a
 ** plain model table m receiving the same writes in the same transactions:
-** bulk loads crossing delta_rows, row-by-row inserts, updates, deletes,
+** bulk loads crossing delta_rows and one whose pending rows outgrow
+** memory, row-by-row inserts, updates, deletes,
 ** rowid moves, savepoints, optimize, KNN, a second table created, filled
 ** and dropped, a reopen), then a load, an 'optimize' and a write right
 ** after it (plExtraSteps: its cleanup deletes what the optimize dropped),

@@ -10,6 +10,7 @@
 #include "faultlib.h"
 
 #include "colvec.h"
+#include "colvecInt.h"
 #include "colvec_os.h"
 #include "testdir.h"
 
@@ -29,6 +30,13 @@
 #define FS_KNN 1    /* faultKnnCheck() */
 #define FS_SCAN 2   /* full and filtered scans of t against m */
 #define FS_REOPEN 3 /* close and reopen the connection */
+#define FS_BULK 4   /* zSql as a bulk load (FAULT_BULK_BYTES) */
+
+/*
+** Pending bytes an FS_BULK step's INSERTs write out at once (a few rows):
+** its rows become segments that wait for the commit to be written again.
+*/
+#define FAULT_BULK_BYTES 1024
 
 /* Room for the SQL of one generated step. */
 #define FAULT_SQL_MAX 8192
@@ -130,6 +138,9 @@ static FaultStep faultSteps[] = {
      FAULT_BOTH("UPDATE", "SET v = colvec_from_json('[0.5,0.5,0.5,0.5]') "
                           "WHERE rowid IN (9, 302)")
      "COMMIT;"},
+    {"bulk load out of memory", FS_BULK, 1,
+     "BEGIN;" FAULT_LOAD("600", "639") "SELECT count(*) FROM t;"
+     FAULT_LOAD("640", "669") "COMMIT;"},
     {"knn again", FS_KNN, 0, NULL},
     {"last write", FS_SQL, 1, "BEGIN;" FAULT_LOAD("400", "409") "COMMIT;"},
 };
@@ -493,6 +504,13 @@ int faultStepRun(FaultDb *p, int iStep) {
     rc = faultDbReopen(p);
     /* the first read of t after the reopen opens its segments */
     if (rc == SQLITE_OK) rc = faultExec(p, "SELECT count(*) FROM t");
+    return rc;
+  }
+  case FS_BULK: {
+    int rc;
+    colvecWriteSetPendingBytes(FAULT_BULK_BYTES);
+    rc = faultExec(p, pStep->zSql);
+    colvecWriteSetPendingBytes(0);
     return rc;
   }
   default:
