@@ -927,11 +927,13 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
 ** transactions have compacted since, for readers whose snapshot is older
 ** than their first read of the table), segments created and dropped inside
 ** one earlier transaction (never visible to anyone), and files no manifest
-** or trash row names (orphans of rolled-back or crashed writers). Call only
+** or trash row names (orphans of rolled-back or crashed writers). With
+** bCommit (at xSync, when no ROLLBACK TO can name them again) the segments
+** created and dropped inside the current transaction go too. Call only
 ** inside a write transaction.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         char **pzErr);
+                         int bCommit, char **pzErr);
 
 /*
 ** Integrity check of the counters and the folder: next_segid and
@@ -970,9 +972,6 @@ int colvecCompactCheckFiles(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 
 /* Segments smaller than this are searched exactly (no graph). */
 #define COLVEC_INDEX_MIN_ROWS 2048
-
-/* Smallest beam width of a graph search (the default ef). */
-#define COLVEC_INDEX_MIN_EF 64
 
 /* Segments larger than this get no graph either (node ids are 32-bit). */
 #define COLVEC_INDEX_MAX_ROWS ((int64_t)UINT32_MAX)

@@ -1002,8 +1002,11 @@ static int compactSyncCommitted(ColvecStorage *pStorage) {
 ** commit, so none can hold a snapshot older than the last commit and the
 ** file goes now (g <= iGen - 1); a WAL reader may, so the file stays while
 ** g > iGen - 1 - COLVEC_WAL_KEEP. A row of generation -g was created and
-** dropped inside transaction g: kept only while g is the current one (a
-** ROLLBACK TO could name it again). What the current transaction dropped
+** dropped inside transaction g: kept only while g is the current one and
+** a ROLLBACK TO could name it again, which bCommit says it cannot (no
+** generation is 0, so iLive 0 keeps none of them; whether the transaction
+** then commits or rolls back, no state names the file). What the current
+** transaction dropped
 ** is kept: it may still roll back. Before the first file is deleted the
 ** commits so far are made durable (compactSyncCommitted); after the last
 ** one the folder is fsynced before the trash rows go, so that no power cut
@@ -1011,11 +1014,11 @@ static int compactSyncCommitted(ColvecStorage *pStorage) {
 ** or an unlink fails, the trash rows stay and a later cleanup tries again.
 */
 int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
-                         char **pzErr) {
+                         int bCommit, char **pzErr) {
   char **azName = NULL;
   int nName = 0, i, rc = SQLITE_OK, bKeepTrash = 0, nUnlink = 0;
   int bSynced = 0; /* earlier commits made durable: 1, failed: -1 */
-  sqlite3_int64 iGen = pStorage->iTxnGen, iKeep;
+  sqlite3_int64 iGen = pStorage->iTxnGen, iKeep, iLive;
   ColvecErr err;
   if (iGen < 0) {
     /* damaged counters delete nothing */
@@ -1024,6 +1027,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     iGen++;
   }
   iKeep = iGen - 1 - (colvecStorageIsWal(pStorage) ? COLVEC_WAL_KEEP : 0);
+  iLive = bCommit ? 0 : iGen; /* whose created-and-dropped files stay */
   err.iErrno = 0;
   if (pSegs->bNoDir) {
     /* a file or a link where the folder should be: nothing is deleted
@@ -1041,7 +1045,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int64_t iSegid;
     int bNeeded;
     if (!colvecFolderParseName(azName[i], &iSegid)) continue;
-    bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iGen, 0);
+    bNeeded = colvecStorageSegNeeded(pStorage, iSegid, iKeep, iLive, 0);
     if (bNeeded < 0) {
       rc = -bNeeded;
     } else if (!bNeeded) {
@@ -1073,7 +1077,7 @@ int colvecCompactCleanup(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     bKeepTrash = 1;
   }
   if (rc == SQLITE_OK && !bKeepTrash) {
-    rc = colvecStorageTrashPrune(pStorage, iKeep, iGen, pzErr);
+    rc = colvecStorageTrashPrune(pStorage, iKeep, iLive, pzErr);
   }
   return rc;
 }

@@ -67,6 +67,24 @@
 #define COLVEC_HNSW_MAX_BATCH 1024   /* largest nBatch accepted */
 #define COLVEC_HNSW_MAX_THREAD 64    /* largest nThread accepted */
 
+#define COLVEC_HNSW_MIN_DEFAULT_EF 64   /* default ef of small graphs */
+#define COLVEC_HNSW_MAX_DEFAULT_EF 1024 /* largest default ef */
+
+/*
+** The default beam width (ef) of a search of a graph of nNode nodes:
+** COLVEC_HNSW_MIN_DEFAULT_EF up to 131,072 nodes, then the cube root of
+** 2 x nNode (93 at 400,000 nodes, 112 at 693,589, the most rows a
+** float[768] segment holds), so that a large graph keeps about the recall
+** of a small one at the defaults (at ef 64, a graph of 400,000 x 768 rows
+** measured recall@10 0.94 where one of 50,000 measured 0.987).
+*/
+static inline int colvecHnswDefaultEf(int64_t nNode) {
+  int64_t e = COLVEC_HNSW_MIN_DEFAULT_EF;
+  while (e < COLVEC_HNSW_MAX_DEFAULT_EF && e * e * e < 2 * nNode)
+    e++;
+  return (int)e;
+}
+
 #define COLVEC_HNSW_MAGIC 0x4E485643u /* "CVHN" as little-endian bytes */
 #define COLVEC_HNSW_VERSION 1         /* serialised format version */
 #define COLVEC_HNSW_HEADER_WORDS 16   /* header size in uint32 words */

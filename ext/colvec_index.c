@@ -601,7 +601,7 @@ static int indexSearchRange(ColvecSegTable *pSegs, ColvecSegHandle *h,
   int rc = SQLITE_OK, i;
   if (colvecTopkInit(&mine, q->k) != COLVEC_OK) return SQLITE_NOMEM;
   if (nWant < q->k) nWant = q->k;
-  nNeed = q->ef > 0 ? q->ef : COLVEC_INDEX_MIN_EF;
+  nNeed = q->ef > 0 ? q->ef : colvecHnswDefaultEf(h->nRow);
   if (nNeed < nWant) nNeed = nWant;
   for (;;) {
     const ColvecIndexMethods *pType = pIdx->pMethods;

@@ -280,7 +280,8 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   uint32_t *aNode;
   float *aDist;
   if (nWant > (int)nRow) nWant = (int)nRow;
-  nEf = nWant > COLVEC_INDEX_MIN_EF ? nWant : COLVEC_INDEX_MIN_EF;
+  nEf = colvecHnswDefaultEf(nRow);
+  if (nEf < nWant) nEf = nWant;
   aNode = sqlite3_malloc64(sizeof(uint32_t) * (sqlite3_uint64)nEf);
   aDist = sqlite3_malloc64(sizeof(float) * (sqlite3_uint64)(nEf + pIn->nExact));
   if (aNode == NULL || aDist == NULL ||
@@ -766,7 +767,7 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
   nWant = (int64_t)ceil(q->k * q->rOversample);
   if (nWant < q->k) nWant = q->k;
   if (nWant > h->nRow) nWant = h->nRow;
-  nEf = q->ef > 0 ? q->ef : COLVEC_INDEX_MIN_EF;
+  nEf = q->ef > 0 ? q->ef : colvecHnswDefaultEf(h->nRow);
   if (nEf < nWant) nEf = (int)nWant;
   rc = indexReserve(s, nEf, pCol->nByte);
   if (rc == SQLITE_OK && colvecHnswSearchReserve(s->pSearch, (uint32_t)h->nRow,

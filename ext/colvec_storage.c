@@ -127,7 +127,8 @@ static const char *const storageSql[STORAGE_NSTMT] = {
     /* STORAGE_TRASH_ADD */
     "INSERT OR REPLACE INTO \"%w\".\"%w_trash\" VALUES(?1, ?2)",
     /* STORAGE_TRASH_PRUNE: ?1 the newest committed generation no longer
-    ** kept (iKeep of colvecCompactCleanup), ?2 the current generation */
+    ** kept (iKeep of colvecCompactCleanup), ?2 the generation whose created
+    ** and dropped rows stay (its iLive: the current one, or 0 at xSync) */
     "DELETE FROM \"%w\".\"%w_trash\" WHERE "
     "(generation>=0 AND generation<=?1) OR (generation<0 AND generation<>-?2)",
     /* STORAGE_SEG_NEEDED: ?1 segid, ?2 and ?3 as for STORAGE_TRASH_PRUNE,

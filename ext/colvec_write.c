@@ -213,7 +213,9 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   }
   if (rc == SQLITE_OK && bAll) pTab->bBulk = 0; /* every row has its graph */
   if (rc == SQLITE_OK) {
-    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
+    /* without bAll this is xSync: the files the transaction made and
+    ** dropped (a bulk load's) go now */
+    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, !bAll, pzErr);
   }
   return rc;
 }
@@ -229,7 +231,7 @@ int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr) {
     rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
   }
   if (rc == SQLITE_OK) {
-    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, pzErr);
+    rc = colvecCompactCleanup(pTab->pSegs, pTab->pStorage, 0, pzErr);
   }
   return rc;
 }

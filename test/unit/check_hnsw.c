@@ -1082,6 +1082,33 @@ START_TEST(test_small) {
 }
 END_TEST
 
+/*
+** The default ef: 64 up to 131,072 nodes, then the smallest e with
+** e^3 >= 2 x nodes, never above COLVEC_HNSW_MAX_DEFAULT_EF; it never
+** shrinks as the graph grows.
+*/
+START_TEST(test_default_ef) {
+  int64_t n;
+  int ePrev = 0;
+  ck_assert_int_eq(colvecHnswDefaultEf(0), 64);
+  ck_assert_int_eq(colvecHnswDefaultEf(131072), 64);
+  ck_assert_int_eq(colvecHnswDefaultEf(131073), 65);
+  ck_assert_int_eq(colvecHnswDefaultEf(400000), 93);
+  ck_assert_int_eq(colvecHnswDefaultEf(693589), 112);
+  ck_assert_int_eq(colvecHnswDefaultEf(INT64_C(4294967295)), 1024);
+  for (n = 1; n < INT64_C(1) << 40; n = n * 3 + 1) {
+    int e = colvecHnswDefaultEf(n);
+    ck_assert_int_ge(e, ePrev);
+    ck_assert_int_le(e, COLVEC_HNSW_MAX_DEFAULT_EF);
+    if (e > 64 && e < COLVEC_HNSW_MAX_DEFAULT_EF) {
+      ck_assert((int64_t)e * e * e >= 2 * n);
+      ck_assert((int64_t)(e - 1) * (e - 1) * (e - 1) < 2 * n);
+    }
+    ePrev = e;
+  }
+}
+END_TEST
+
 /* Bad parameters and caller-given levels out of range are refused. */
 START_TEST(test_params) {
   static float aVec[10 * 8];
@@ -1166,6 +1193,7 @@ static Suite *hnswSuite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_level);
   tcase_add_test(tc, test_params);
+  tcase_add_test(tc, test_default_ef);
   tcase_add_test(tc, test_small);
   tcase_add_test(tc, test_oom);
   tcase_add_test(tc, test_truncation);
