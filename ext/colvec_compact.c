@@ -194,17 +194,31 @@ void colvecCompactSetMaxBytes(int64_t n) {
 /*
 ** Most rows one segment of the table may hold: compactMaxBytes over the
 ** largest per-row share of a write buffer (a vector column's bytes, a
-** node's level-0 links in the serialized graph, the row references).
+** node's level-0 links in the serialized graph, the row references). A
+** table whose segment files are kept in memory (the memory store: each
+** file is one allocation) counts a row's share of the whole file instead:
+** its rowid, per vector column the vector, a code (at most as large),
+** the level-0 links and a bound on the upper levels' share, and 16 bytes
+** per attribute (longer text or blob values can still pass the limit:
+** the write then fails with SQLITE_NOMEM).
 */
-static int64_t compactMaxRows(const ColvecConfig *pC) {
-  int64_t nPer = 32, n;
+static int64_t compactMaxRows(const ColvecSegTable *pSegs) {
+  const ColvecConfig *pC = pSegs->pConfig;
+  int bWhole = pSegs->pStore == &colvecStoreMem;
+  int64_t nPer = bWhole ? 8 : 32, n;
   int i;
   for (i = 0; i < pC->nCol; i++) {
     const ColvecColumn *pCol = &pC->aCol[i];
+    int64_t nLinks = 4 * (2 * (int64_t)pCol->nM + 2);
+    if (bWhole) {
+      nPer += pCol->bVector
+                  ? 2 * (int64_t)pCol->nByte + nLinks + 4 * (pCol->nM + 1)
+                  : 16;
+      continue;
+    }
     if (!pCol->bVector) continue;
     if (pCol->nByte > nPer) nPer = pCol->nByte;
-    n = 4 * (2 * (int64_t)pCol->nM + 2);
-    if (n > nPer) nPer = n;
+    if (nLinks > nPer) nPer = nLinks;
   }
   n = compactMaxBytes / nPer;
   return n > 0 ? n : 1;
@@ -324,7 +338,7 @@ static int compactSettled(ColvecSegTable *pSegs) {
   if (pSegs->nSeg <= 1) return 1;
   if (iCol < 0) {
     /* as few segments as the rows allow (compactMaxRows each) */
-    int64_t nLive = 0, nMax = compactMaxRows(pC);
+    int64_t nLive = 0, nMax = compactMaxRows(pSegs);
     for (i = 0; i < pSegs->nSeg; i++) {
       nLive += pSegs->apSeg[i]->nRow;
     }
@@ -622,7 +636,7 @@ static int compactWritePieces(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                               const ColvecRowRef *aRow, int64_t nRow,
                               int bDefer, ColvecCompactJob *pJob,
                               char **pzErr) {
-  int64_t nMax = compactMaxRows(pSegs->pConfig), i;
+  int64_t nMax = compactMaxRows(pSegs), i;
   int rc = SQLITE_OK;
   if (nRow <= nMax) {
     return compactWriteRows(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
@@ -694,7 +708,7 @@ int colvecCompactMerge(ColvecSegTable *pSegs, ColvecStorage *pStorage, int bAll,
   for (nLoop = 0; rc == SQLITE_OK && nLoop < 64; nLoop++) {
     ColvecSource *aSrc;
     char *aSingle = NULL; /* per segment: it holds one partition */
-    int64_t nMaxRows = compactMaxRows(pC); /* four of them fit a segment */
+    int64_t nMaxRows = compactMaxRows(pSegs); /* four of them fit one */
     int nSrc = 0, i, iTier, iPick = -1;
     rc = colvecSegmentTableRefresh(pSegs, pzErr);
     if (rc != SQLITE_OK || pSegs->nSeg == 0) break;

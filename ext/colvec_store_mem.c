@@ -281,6 +281,13 @@ static int storeMemRead(ColvecFile *pFile, void *pBuf, int64_t n, int64_t iOff,
 }
 
 /*
+** Growth of a memory file stops at this size (unless a write needs more):
+** SQLite refuses single allocations of 2 GB and more, so growing a 1.5 GB
+** file by half would fail where the bytes it needs still fit.
+*/
+#define OSMEM_GROW_MAX (((int64_t)1 << 31) - ((int64_t)1 << 20))
+
+/*
 ** Makes room for at least nNeed bytes in p, growing by half again to keep
 ** appends amortized. Returns COLVEC_OK or COLVEC_NOMEM. Lock held.
 */
@@ -290,6 +297,7 @@ static int osMemGrow(OsMemNode *p, int64_t nNeed) {
   uint8_t *aNew;
   if (nNeed <= p->nAlloc) return COLVEC_OK;
   nNew = p->nAlloc + p->nAlloc / 2;
+  if (nNew > OSMEM_GROW_MAX) nNew = OSMEM_GROW_MAX;
   if (nNew < nNeed) nNew = nNeed;
   if (nNew < 4096) nNew = 4096;
   pNew = colvecMalloc(nNew + OSMEM_ALIGN);
