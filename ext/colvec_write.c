@@ -194,6 +194,8 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   int bMerge = bAll || pTab->bBulk; /* a bulk load's flushes did not merge */
   int rc = pTab->bBulk && !bAll ? writeBulkEnd(pTab, pzErr)
                                 : writeFlush(pTab, !bAll, pzErr);
+  /* the bulk load ends here: a segment of the delta follows defer_rows */
+  if (rc == SQLITE_OK && !bAll) pTab->bBulk = 0;
   if (rc == SQLITE_OK)
     rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
