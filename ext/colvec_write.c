@@ -139,18 +139,18 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
 ** The end of a bulk load (pTab->bBulk), at xSync: the segments whose graph
 ** waits, those the load wrote (a read in its transaction may have written
 ** some too small for a graph) and the rows still pending are written as
-** one segment (or as few
-** as the segment cap allows) with its graph, which one build makes for
-** every row at once, instead of a graph per segment written along the way
-** and again per merge. When they hold no more than defer_rows rows, the
-** segment waits for its graph, as the same rows committed at once would.
+** one segment (or as few as the segment cap allows) with its graph, which
+** one build makes for every row at once, instead of a graph per segment
+** written along the way and again per merge. When they hold no more than
+** defer_rows rows, the segment waits for its graph, as the same rows
+** committed at once would. Only xSync calls it (through
+** colvecWriteCompact), and xSync keeps sqlite3_last_insert_rowid().
 ** Returns SQLITE_OK or an error with *pzErr set.
 */
 static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
   ColvecSegTable *pSegs = pTab->pSegs;
   ColvecBatch *pB = &pTab->pending;
   int64_t nNew = pB->nRow - pTab->nFlushed;
-  sqlite3_int64 iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   ColvecSource *aSrc;
   int rc = colvecSegmentTableRefresh(pSegs, pzErr);
   int64_t nWait = nNew; /* rows of the segment written */
@@ -180,7 +180,6 @@ static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
   }
   sqlite3_free(aSrc);
   if (rc == SQLITE_OK) writeFlushed(pTab);
-  sqlite3_set_last_insert_rowid(pTab->db, iLastRowid);
   return rc;
 }
 
