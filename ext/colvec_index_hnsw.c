@@ -177,6 +177,9 @@ static void indexBuildCodes(const ColvecQuant *pQuant, const uint8_t *aCode,
   pCtx->nCodeBytes = colvecQuantCodeBytes(pQuant);
 }
 
+/* Rows whose estimates a measuring scan takes at once. */
+#define INDEX_PROBE_BATCH 64
+
 /* Context of the searches that measure a new graph's recall. */
 typedef struct IndexProbe IndexProbe;
 struct IndexProbe {
@@ -193,14 +196,33 @@ static float indexProbeExact(IndexBuild *pB, uint32_t a, uint32_t b) {
   return r == r ? r : INFINITY;
 }
 
-/* Query-to-node distance of a measuring search: codes, or vectors. */
-static float indexProbeDist(void *pCtx, uint32_t iNode) {
+/*
+** Query-to-node distances of a measuring search for the nNode nodes aNode:
+** the codes' estimates (the scan's, colvecQuantScanBatch), or vectors.
+*/
+static void indexProbeBatch(void *pCtx, const uint32_t *aNode, int nNode,
+                            float *aOut) {
   IndexProbe *p = (IndexProbe *)pCtx;
-  if (p->pqq) {
-    return colvecQuantDistance(p->pqq,
-                               p->aCode + (size_t)iNode * p->nCodeBytes);
+  const uint8_t *apCode[INDEX_PROBE_BATCH];
+  int i, n, j;
+  for (i = 0; i < nNode; i += n) {
+    n = nNode - i < INDEX_PROBE_BATCH ? nNode - i : INDEX_PROBE_BATCH;
+    for (j = 0; j < n; j++) {
+      if (p->pqq) {
+        apCode[j] = p->aCode + (size_t)aNode[i + j] * p->nCodeBytes;
+      } else {
+        aOut[i + j] = indexProbeExact(p->pB, p->iQuery, aNode[i + j]);
+      }
+    }
+    if (p->pqq) colvecQuantScanBatch(p->pqq, apCode, n, aOut + i);
   }
-  return indexProbeExact(p->pB, p->iQuery, iNode);
+}
+
+/* Query-to-node distance of a measuring search (indexProbeBatch). */
+static float indexProbeDist(void *pCtx, uint32_t iNode) {
+  float r;
+  indexProbeBatch(pCtx, &iNode, 1, &r);
+  return r;
 }
 
 /* qsort comparison of floats, ascending (NaN never reaches it). */
@@ -216,10 +238,20 @@ static int indexFloatCmp(const void *a, const void *b) {
 */
 static void indexProbeScan(IndexProbe *p, uint32_t nRow, int nWant,
                            uint32_t *aNode, float *aDist, int *pnOut) {
+  uint32_t aRow[INDEX_PROBE_BATCH];
+  float aEst[INDEX_PROBE_BATCH];
   int n = 0, j;
   uint32_t i;
   for (i = 0; i < nRow; i++) {
-    float r = indexProbeDist(p, i);
+    float r;
+    if (i % INDEX_PROBE_BATCH == 0) {
+      int nBatch =
+          nRow - i < INDEX_PROBE_BATCH ? (int)(nRow - i) : INDEX_PROBE_BATCH;
+      for (j = 0; j < nBatch; j++)
+        aRow[j] = i + (uint32_t)j;
+      indexProbeBatch(p, aRow, nBatch, aEst);
+    }
+    r = aEst[i % INDEX_PROBE_BATCH];
     if (r != r) r = INFINITY;
     if (n == nWant && !(r < aDist[n - 1])) continue;
     if (n < nWant) n++;
@@ -293,11 +325,9 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
   probe.pB = pB;
   probe.aCode = pIn->aCode;
   probe.nCodeBytes = pIn->pQuant ? colvecQuantCodeBytes(pIn->pQuant) : 0;
-  /* the portable kernels: the figure is stored, and segment bytes must
-  ** not depend on the CPU that wrote them */
-  if (pqq) colvecQuantQueryKernel(pqq, COLVEC_QUANT_KERNEL_SCALAR);
   memset(&hq, 0, sizeof(hq));
   hq.xDist = indexProbeDist;
+  hq.xDistBatch = indexProbeBatch;
   hq.pCtx = &probe;
   for (iQ = 0; rc == COLVEC_OK && iQ < nQuery; iQ++) {
     uint32_t iRow = (uint32_t)((uint64_t)iQ * nRow / (uint64_t)nQuery);
@@ -313,10 +343,16 @@ static int indexMeasure(const ColvecHnsw *pGraph, IndexBuild *pB,
     probe.iQuery = iRow;
     probe.pqq = NULL;
     if (pqq) {
-      if (colvecQuantQueryPrepare(pIn->pQuant, pVec, pqq) != COLVEC_OK) {
+      /* the figure is stored, and segment bytes must not depend on the
+      ** CPU that wrote them: the scan's integer estimator (the same sums
+      ** with every kernel set), else the portable float kernels */
+      colvecQuantQueryKernel(pqq, COLVEC_QUANT_KERNEL_SCALAR);
+      if (colvecQuantQueryPrepare(pIn->pQuant, pVec, pqq) != COLVEC_OK ||
+          colvecQuantQueryPrepareScan(pqq) != COLVEC_OK) {
         rc = COLVEC_NOMEM;
         break;
       }
+      if (pqq->bScan) colvecQuantQueryKernel(pqq, COLVEC_QUANT_KERNEL_BEST);
       probe.pqq = pqq;
     }
     if (pGraph == NULL) {
@@ -583,17 +619,22 @@ struct IndexQuery {
   char *zErrRead;              /* its message (owned) */
   int64_t nVisit;              /* query-to-node distances computed */
   double rPass;                /* share of the rows aBits passes (seeds) */
+  int bScan;                   /* estimate with colvecQuantScanBatch */
 };
 
 static float indexExactDist(IndexQuery *p, uint32_t iNode);
 
-/* Query-to-node distance: on the codes, or on the float32 vector. */
+/* Query-to-node distance: on the codes (the estimator of
+** indexQueryDistBatch), or on the float32 vector. */
 static float indexQueryDist(void *pCtx, uint32_t iNode) {
   IndexQuery *p = (IndexQuery *)pCtx;
   p->nVisit++;
   if (p->pIdx->pQuant) {
-    return colvecQuantDistance(p->pqq, p->pIdx->aCode +
-                                           (size_t)iNode * p->pIdx->nCodeBytes);
+    const uint8_t *pCode = p->pIdx->aCode + (size_t)iNode * p->pIdx->nCodeBytes;
+    float rEst;
+    if (!p->bScan) return colvecQuantDistance(p->pqq, pCode);
+    colvecQuantScanBatch(p->pqq, &pCode, 1, &rEst);
+    return rEst;
   }
   return indexExactDist(p, iNode);
 }
@@ -629,8 +670,9 @@ static float indexExactDist(IndexQuery *p, uint32_t iNode) {
 
 /*
 ** Distances to nNode nodes at once (ColvecHnswQuery.xDistBatch): on the
-** codes, one estimator loop that prefetches ahead; on float32, indexQueryDist
-** for each.
+** codes, one estimator loop that prefetches ahead (the integer one where
+** the CPU has a kernel for it, as the build and the exact scan use); on
+** float32, indexQueryDist for each.
 */
 static void indexQueryDistBatch(void *pCtx, const uint32_t *aNode, int nNode,
                                 float *aOut) {
@@ -642,7 +684,11 @@ static void indexQueryDistBatch(void *pCtx, const uint32_t *aNode, int nNode,
       apCode[i] = p->pIdx->aCode + (size_t)aNode[i] * p->pIdx->nCodeBytes;
     }
     p->nVisit += nNode;
-    colvecQuantDistanceBatch(p->pqq, apCode, nNode, aOut);
+    if (p->bScan) {
+      colvecQuantScanBatch(p->pqq, apCode, nNode, aOut);
+    } else {
+      colvecQuantDistanceBatch(p->pqq, apCode, nNode, aOut);
+    }
     return;
   }
   for (i = 0; i < nNode; i++)
@@ -775,12 +821,14 @@ static int hnswSearch(ColvecSegTable *pSegs, ColvecSegHandle *h,
     rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_OK && pIdx->pQuant &&
-      colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
-          COLVEC_OK) {
+      (colvecQuantQueryPrepare(pIdx->pQuant, (const float *)q->pVec, &s->qq) !=
+           COLVEC_OK ||
+       colvecQuantQueryPrepareScan(&s->qq) != COLVEC_OK)) {
     rc = SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK) return rc;
   memset(&ctx, 0, sizeof(ctx));
+  ctx.bScan = pIdx->pQuant != NULL && colvecQuantScanIsNative(&s->qq);
   ctx.pIdx = pIdx;
   ctx.pqq = &s->qq;
   ctx.aBits = aBits;

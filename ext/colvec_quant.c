@@ -659,3 +659,8 @@ void colvecQuantScanBatch(const ColvecQuantQuery *pQuery,
   }
   pQuery->pKernels->xDistanceBatch(pQuery, apCode, nCode, aOut);
 }
+
+/* Whether the scan estimator has a kernel of its own; see colvec_quant.h. */
+int colvecQuantScanIsNative(const ColvecQuantQuery *pQuery) {
+  return pQuery->bScan && pQuery->pKernels->xScanBatch != NULL;
+}

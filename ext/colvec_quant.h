@@ -333,6 +333,15 @@ void colvecQuantScanBatch(const ColvecQuantQuery *pQuery,
                           const uint8_t *const *apCode, int nCode, float *aOut);
 
 /*
+** Nonzero when colvecQuantScanBatch on this prepared query runs an integer
+** kernel of the query's own kernel set (AVX2, AVX-512). A graph search
+** then estimates with it, which is faster than the float estimator; on
+** other CPUs the portable integer kernel would be slower, so the search
+** keeps the float one.
+*/
+int colvecQuantScanIsNative(const ColvecQuantQuery *pQuery);
+
+/*
 ** The quantizer types for the SQL layer, by stored type id (0, 1, ...
 ** until NULL): the name quantize= takes ("none", "int8", "int4", "bit"),
 ** or NULL past the last type; and the default oversampling of searches on
