@@ -273,13 +273,15 @@ void colvecCompactJobFree(ColvecCompactJob *p) {
 /*
 ** Partition keys. A write to a table with a partition key puts every
 ** partition holding at least max(COMPACT_SPLIT_ROWS, rows written /
-** COMPACT_SPLIT_MAX) of the rows into a segment of its own, and the other
-** rows into one more. A KNN with part = ? then searches that segment's
-** graph alone, as it would a table of the partition's rows, and finds that
-** the other segments hold none of its rows through their value orders
-** (colvec_scan.c); small partitions stay together, scanned exactly. Such
-** single-partition segments take no part in tier merges, which would mix
-** them again; optimize rewrites every segment (and splits anew).
+** COMPACT_SPLIT_MAX) of the rows into a segment of its own (equal pieces
+** when it is over the cap), and the other rows into one more. A KNN with
+** part = ? then searches that segment's graph alone, as it would a table
+** of the partition's rows, and finds that the other segments hold none of
+** its rows through their value orders (colvec_scan.c); small partitions
+** stay together, scanned exactly. Such single-partition segments take no
+** part in tier merges, which would mix them again; optimize rewrites every
+** segment (and splits anew) unless the layout is settled
+** (compactSettled).
 */
 #define COMPACT_SPLIT_ROWS 10000
 #define COMPACT_SPLIT_MAX 32
@@ -294,8 +296,18 @@ static int compactPartCol(const ColvecConfig *pC) {
 }
 
 /*
+** Fewest rows a segment holding one partition has: COMPACT_SPLIT_ROWS, or
+** half the cap when that is less (a partition over the cap is written as
+** equal pieces, each over half of it: compactWritePieces).
+*/
+static int64_t compactSingleMin(const ColvecSegTable *pSegs) {
+  int64_t nHalf = compactMaxRows(pSegs) / 2;
+  return nHalf < COMPACT_SPLIT_ROWS ? nHalf : COMPACT_SPLIT_ROWS;
+}
+
+/*
 ** Returns 1 when segment h holds one partition: at least
-** COMPACT_SPLIT_ROWS rows, all with the same (non-NULL) partition key; 0
+** compactSingleMin rows, all with the same (non-NULL) partition key; 0
 ** otherwise, also when the column cannot be read (the merge that reads it
 ** next reports that).
 */
@@ -306,7 +318,7 @@ static int compactSinglePart(ColvecSegTable *pSegs, ColvecSegHandle *h) {
   char *zErr = NULL;
   int iCol = compactPartCol(pC), rc;
   int64_t i;
-  if (iCol < 0 || h->nRow < COMPACT_SPLIT_ROWS) return 0;
+  if (iCol < 0 || h->nRow < compactSingleMin(pSegs)) return 0;
   rc = colvecLayoutView(pC, h, iCol, &pView, &zErr);
   sqlite3_free(zErr);
   if (rc != SQLITE_OK || pView->aNull) return 0;
@@ -321,54 +333,74 @@ static int compactSinglePart(ColvecSegTable *pSegs, ColvecSegHandle *h) {
 }
 
 /*
+** Returns 1 when the first partition keys of segments a and b (each
+** holding one partition) are equal, or cannot be read; else 0.
+*/
+static int compactSamePart(const ColvecConfig *pC, int iCol, ColvecSegHandle *a,
+                           ColvecSegHandle *b) {
+  const ColvecColumnView *pA = NULL, *pB = NULL;
+  ColvecScalar x, y;
+  char *zErr = NULL;
+  int bSame = colvecLayoutView(pC, a, iCol, &pA, &zErr) != SQLITE_OK ||
+              colvecLayoutView(pC, b, iCol, &pB, &zErr) != SQLITE_OK ||
+              colvecFilterRowValue(pA, 0, &x) != COLVEC_OK ||
+              colvecFilterRowValue(pB, 0, &y) != COLVEC_OK ||
+              colvecFilterCompare(&x, &y) == 0;
+  sqlite3_free(zErr);
+  return bSame;
+}
+
+/* Fewest segments of at most nMax rows that hold nRow rows. */
+static int64_t compactPieces(int64_t nRow, int64_t nMax) {
+  return (nRow + nMax - 1) / nMax;
+}
+
+/*
 ** Returns 1 when optimize has nothing to do: no segment has tombstones or
-** a deferred graph, and the segments are one (or as few as compactMaxRows
-** allows), or (with a partition key)
-** one of several partitions and segments of one partition each, no two of
-** the same partition. Else 0.
+** a deferred graph, and the segments are as few as compactMaxRows allows
+** (one when the rows fit one), or, with a partition key, as few as it
+** allows for the rows shared by the small partitions and for each
+** partition kept apart. Else 0.
 */
 static int compactSettled(ColvecSegTable *pSegs) {
   const ColvecConfig *pC = pSegs->pConfig;
   int i, j, nShared = 0, bSettled = 1, iCol = compactPartCol(pC);
-  char *aSingle; /* per segment: it holds one partition */
+  int64_t nMax = compactMaxRows(pSegs), nSharedRow = 0;
+  char *aSingle; /* per segment: 1 holds one partition, 2 counted */
   for (i = 0; i < pSegs->nSeg; i++) {
     ColvecSegHandle *h = pSegs->apSeg[i];
     if (h->nTomb > 0 || colvecIndexPending(h, pC)) return 0;
   }
   if (pSegs->nSeg <= 1) return 1;
   if (iCol < 0) {
-    /* as few segments as the rows allow (compactMaxRows each) */
-    int64_t nLive = 0, nMax = compactMaxRows(pSegs);
+    int64_t nLive = 0;
     for (i = 0; i < pSegs->nSeg; i++) {
       nLive += pSegs->apSeg[i]->nRow;
     }
-    return pSegs->nSeg <= (nLive + nMax - 1) / nMax;
+    return pSegs->nSeg <= compactPieces(nLive, nMax);
   }
   aSingle = sqlite3_malloc64((sqlite3_uint64)pSegs->nSeg);
   if (aSingle == NULL) return 0; /* the rewrite reports the lack */
-  for (i = 0; bSettled && i < pSegs->nSeg; i++) {
-    ColvecSegHandle *h = pSegs->apSeg[i];
-    aSingle[i] = (char)compactSinglePart(pSegs, h);
+  for (i = 0; i < pSegs->nSeg; i++) {
+    aSingle[i] = (char)compactSinglePart(pSegs, pSegs->apSeg[i]);
     if (!aSingle[i]) {
-      if (++nShared > 1) bSettled = 0;
-      continue;
+      nShared++;
+      nSharedRow += pSegs->apSeg[i]->nRow;
     }
-    for (j = 0; bSettled && j < i; j++) {
-      /* two segments of the same partition are merged */
-      const ColvecColumnView *pA = NULL, *pB = NULL;
-      ColvecScalar a, b;
-      char *zErr = NULL;
-      if (!aSingle[j]) continue;
-      if (colvecLayoutView(pC, h, iCol, &pA, &zErr) != SQLITE_OK ||
-          colvecLayoutView(pC, pSegs->apSeg[j], iCol, &pB, &zErr) !=
-              SQLITE_OK ||
-          colvecFilterRowValue(pA, 0, &a) != COLVEC_OK ||
-          colvecFilterRowValue(pB, 0, &b) != COLVEC_OK ||
-          colvecFilterCompare(&a, &b) == 0) {
-        bSettled = 0;
+  }
+  if (nShared > compactPieces(nSharedRow, nMax)) bSettled = 0;
+  for (i = 0; bSettled && i < pSegs->nSeg; i++) {
+    int64_t nPart = 1, nPartRow = pSegs->apSeg[i]->nRow;
+    if (aSingle[i] != 1) continue;
+    for (j = i + 1; j < pSegs->nSeg; j++) {
+      if (aSingle[j] == 1 &&
+          compactSamePart(pC, iCol, pSegs->apSeg[i], pSegs->apSeg[j])) {
+        aSingle[j] = 2;
+        nPart++;
+        nPartRow += pSegs->apSeg[j]->nRow;
       }
-      sqlite3_free(zErr);
     }
+    if (nPart > compactPieces(nPartRow, nMax)) bSettled = 0;
   }
   sqlite3_free(aSingle);
   return bSettled;
@@ -628,24 +660,29 @@ static int compactWriteRows(ColvecSegTable *pSegs, ColvecStorage *pStorage,
 
 /*
 ** Writes the nRow rows of aRow (rowid order) as segments of at most
-** compactMaxRows rows each, in rowid order (compactWriteRows; pJob only
-** when they fit one). Returns SQLITE_OK or an error with *pzErr set.
+** compactMaxRows rows each, as few as that allows and of equal size, in
+** rowid order (compactWriteRows; pJob only when they fit one). Returns
+** SQLITE_OK or an error with *pzErr set.
 */
 static int compactWritePieces(ColvecSegTable *pSegs, ColvecStorage *pStorage,
                               const ColvecSource *aSrc,
                               const ColvecRowRef *aRow, int64_t nRow,
                               int bDefer, ColvecCompactJob *pJob,
                               char **pzErr) {
-  int64_t nMax = compactMaxRows(pSegs), i;
+  int64_t nMax = compactMaxRows(pSegs), nPiece, i;
   int rc = SQLITE_OK;
   if (nRow <= nMax) {
     return compactWriteRows(pSegs, pStorage, aSrc, aRow, nRow, bDefer, pJob,
                             pzErr);
   }
-  for (i = 0; rc == SQLITE_OK && i < nRow; i += nMax) {
-    rc = compactWriteRows(pSegs, pStorage, aSrc, aRow + i,
-                          nRow - i < nMax ? nRow - i : nMax, bDefer, NULL,
-                          pzErr);
+  /* as few pieces as the cap allows, of equal size (within a row): each
+  ** holds over half the cap, so a partition's pieces are each recognized
+  ** as holding one partition (compactSinglePart) */
+  nPiece = compactPieces(nRow, nMax);
+  for (i = 0; rc == SQLITE_OK && i < nPiece; i++) {
+    int64_t iFirst = nRow * i / nPiece, iEnd = nRow * (i + 1) / nPiece;
+    rc = compactWriteRows(pSegs, pStorage, aSrc, aRow + iFirst, iEnd - iFirst,
+                          bDefer, NULL, pzErr);
   }
   return rc;
 }
