@@ -1853,15 +1853,15 @@ struct ColvecVtab {
   ColvecSegTable *pSegs;       /* segment files */
   ColvecBatch pending;         /* rows inserted in this transaction */
   int64_t nFlushed;            /* pending rows 0..nFlushed-1 are written */
-  int64_t *aMark;              /* per open savepoint: pending.nRow, nFlushed */
+  int64_t *aMark;              /* per savepoint: nRow, nFlushed, iBulkSeg */
   int nMark;                   /* open savepoints with a mark */
   unsigned char *aRowBuf;      /* room for one row's vectors (xUpdate) */
   ColvecCell *aCell;           /* one cell per user column (xUpdate) */
   ColvecIndexScratch scratch;  /* buffers reused by every KNN search */
   ColvecCompactJob *pIndexJob; /* graphs the 'index' command is building in
                                ** steps, or NULL (colvecCompactIndex) */
-  int bBulk;                   /* a bulk load is on (colvecWriteCompact) */
-  int64_t iBulkSeg;            /* with bBulk: the first segid it wrote */
+  int64_t iBulkSeg;            /* first segid of the bulk load under way
+                               ** (colvecWriteCompact), 0 if none */
   ColvecKnnTrace *aTrace;      /* the last KNN query: one entry per source */
   int nTrace;                  /* entries of aTrace in use */
   int nTraceAlloc;             /* entries allocated at aTrace */
@@ -1915,7 +1915,7 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
 ** delta_rows rows (or any rows, with bAll), merges segments (all of them
 ** with bAll) and deletes files nothing needs.
 **
-** A bulk load (ColvecVtab.bBulk) starts when an INSERT finds more pending
+** A bulk load (ColvecVtab.iBulkSeg) starts when an INSERT finds more pending
 ** rows than memory should hold (COLVEC_PENDING_MAX_BYTES) and lasts until
 ** the transaction ends: the rows are written out as segments without their
 ** graphs and without merges, and at xSync those segments and the rows left
@@ -1925,10 +1925,11 @@ int colvecWriteFlush(ColvecVtab *pTab, char **pzErr);
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr);
 
 /*
-** The 'index' command: flushes, then does about nBudget rows of the
-** deferred graphs' building (colvecCompactIndex), merges as a commit does
-** and deletes files nothing needs. Returns SQLITE_OK or an error with *pzErr
-** set.
+** The 'index' command: flushes (in a bulk load, writes the load's rows as
+** one segment waiting for its graph, ending the load), then does about
+** nBudget rows of the deferred graphs' building (colvecCompactIndex),
+** merges as a commit does and deletes files nothing needs. Returns
+** SQLITE_OK or an error with *pzErr set.
 */
 int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr);
 

@@ -1050,7 +1050,7 @@ static void vtabResetTransaction(ColvecVtab *pTab) {
   colvecBatchTruncate(&pTab->pending, 0);
   pTab->nFlushed = 0;
   pTab->nMark = 0;
-  pTab->bBulk = 0;
+  pTab->iBulkSeg = 0;
 }
 
 /*
@@ -1136,9 +1136,13 @@ static int vtabRollbackMethod(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
+/* Entries of ColvecVtab.aMark per savepoint (vtabSavepointMethod). */
+#define VTAB_MARK 3
+
 /*
 ** xSavepoint: remembers, for savepoint iSvpt, how many rows the pending
-** batch held and how many of them were written (two entries of aMark).
+** batch held, how many of them were written, and the first segid of the
+** bulk load under way, 0 if none (VTAB_MARK entries of aMark).
 */
 static int vtabSavepointMethod(sqlite3_vtab *pVtab, int iSvpt) {
   ColvecVtab *pTab = (ColvecVtab *)pVtab;
@@ -1147,16 +1151,16 @@ static int vtabSavepointMethod(sqlite3_vtab *pVtab, int iSvpt) {
   if (iSvpt < 0) return SQLITE_OK;
   if (iSvpt >= pTab->nMark) {
     int64_t *aNew = sqlite3_realloc64(
-        pTab->aMark, sizeof(int64_t) * 2 * (sqlite3_uint64)(iSvpt + 1));
+        pTab->aMark, sizeof(int64_t) * VTAB_MARK * (sqlite3_uint64)(iSvpt + 1));
     if (aNew == NULL) return SQLITE_NOMEM;
     pTab->aMark = aNew;
   }
   for (i = pTab->nMark; i <= iSvpt; i++) {
-    pTab->aMark[2 * i] = pTab->pending.nRow;
-    pTab->aMark[2 * i + 1] = pTab->nFlushed;
+    int64_t *a = &pTab->aMark[VTAB_MARK * i];
+    a[0] = pTab->pending.nRow;
+    a[1] = pTab->nFlushed;
+    a[2] = pTab->iBulkSeg;
   }
-  pTab->aMark[2 * iSvpt] = pTab->pending.nRow;
-  pTab->aMark[2 * iSvpt + 1] = pTab->nFlushed;
   pTab->nMark = iSvpt + 1;
   return SQLITE_OK;
 }
@@ -1187,14 +1191,19 @@ static int vtabRollbackToMethod(sqlite3_vtab *pVtab, int iSvpt) {
   vtabTxnState(pTab, vtabTxnInside(pTab), -1);
   pTab->bMaxKnown = 0;
   if (iSvpt >= 0 && iSvpt < pTab->nMark) {
-    colvecBatchTruncate(&pTab->pending, pTab->aMark[2 * iSvpt]);
-    pTab->nFlushed = pTab->aMark[2 * iSvpt + 1];
+    const int64_t *a = &pTab->aMark[VTAB_MARK * iSvpt];
+    colvecBatchTruncate(&pTab->pending, a[0]);
+    pTab->nFlushed = a[1];
+    /* the bulk load as it was: its segments written since are undone,
+    ** those written before are back */
+    pTab->iBulkSeg = a[2];
     pTab->nMark = iSvpt + 1;
   } else {
     /* a savepoint opened before this table joined the transaction (e.g.
     ** SAVEPOINT outside BEGIN): everything since xBegin is undone */
     colvecBatchTruncate(&pTab->pending, 0);
     pTab->nFlushed = 0;
+    pTab->iBulkSeg = 0;
   }
   if (pTab->pSegs) colvecSegmentTableChanged(pTab->pSegs);
   return SQLITE_OK;

@@ -44,7 +44,7 @@ void colvecWriteSetPendingBytes(int64_t n) {
 ** the segments whose graph is deferred would then hold at most defer_rows
 ** rows: the commit returns without the build, and a search scans their
 ** codes until the 'index' command, optimize or a merge builds it. In a
-** bulk load (pTab->bBulk) it is always deferred: xSync builds the graphs
+** bulk load (pTab->iBulkSeg) it is always deferred: xSync builds the graphs
 ** of all the load's segments at once. Returns SQLITE_OK or an error with
 ** *pzErr set.
 */
@@ -59,10 +59,10 @@ static int writeBatchSegment(ColvecVtab *pTab, ColvecBatch *pBatch,
   if (rc == SQLITE_OK) {
     int64_t nDefer = pTab->pConfig->nDeferRows;
     int bDefer =
-        bMayDefer &&
-        (pTab->bBulk || (nDefer > 0 && colvecCompactDeferredRows(pTab->pSegs) +
-                                               (pBatch->nRow - iFirst) <=
-                                           nDefer));
+        bMayDefer && (pTab->iBulkSeg > 0 ||
+                      (nDefer > 0 && colvecCompactDeferredRows(pTab->pSegs) +
+                                             (pBatch->nRow - iFirst) <=
+                                         nDefer));
     rc =
         colvecCompactWrite(pTab->pSegs, pTab->pStorage, &src, 1, bDefer, pzErr);
   }
@@ -112,7 +112,7 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
   iLastRowid = sqlite3_last_insert_rowid(pTab->db);
   if (nNew >= pTab->pConfig->nDeltaRows) {
     rc = writeBatchSegment(pTab, pB, pTab->nFlushed, bMayDefer, pzErr);
-    if (rc == SQLITE_OK && !pTab->bBulk) {
+    if (rc == SQLITE_OK && pTab->iBulkSeg == 0) {
       rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, 0, pzErr);
     }
   } else {
@@ -136,18 +136,19 @@ static int writeFlush(ColvecVtab *pTab, int bMayDefer, char **pzErr) {
 }
 
 /*
-** The end of a bulk load (pTab->bBulk), at xSync: the segments whose graph
+** The end of a bulk load (pTab->iBulkSeg), at xSync: the segments whose graph
 ** waits, those the load wrote (a read in its transaction may have written
 ** some too small for a graph) and the rows still pending are written as
 ** one segment (or as few as the segment cap allows) with its graph, which
 ** one build makes for every row at once, instead of a graph per segment
 ** written along the way and again per merge. When they hold no more than
-** defer_rows rows, the segment waits for its graph, as the same rows
-** committed at once would. Only xSync calls it (through
-** colvecWriteCompact), and xSync keeps sqlite3_last_insert_rowid().
-** Returns SQLITE_OK or an error with *pzErr set.
+** defer_rows rows, or bDefer is set (the 'index' command, which builds
+** the graph itself, in steps if asked), the segment waits for its graph,
+** as the same rows committed at once would. xSync calls it through
+** colvecWriteCompact, and keeps sqlite3_last_insert_rowid(). Ends the
+** bulk load. Returns SQLITE_OK or an error with *pzErr set.
 */
-static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
+static int writeBulkEnd(ColvecVtab *pTab, int bDefer, char **pzErr) {
   ColvecSegTable *pSegs = pTab->pSegs;
   ColvecBatch *pB = &pTab->pending;
   int64_t nNew = pB->nRow - pTab->nFlushed;
@@ -175,11 +176,16 @@ static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
     aSrc[nSrc++].pSeg = NULL;
   }
   if (nSrc > 0) {
-    rc = colvecCompactWrite(pSegs, pTab->pStorage, aSrc, nSrc,
-                            nWait <= (int64_t)pTab->pConfig->nDeferRows, pzErr);
+    rc = colvecCompactWrite(
+        pSegs, pTab->pStorage, aSrc, nSrc,
+        bDefer || nWait <= (int64_t)pTab->pConfig->nDeferRows, pzErr);
   }
   sqlite3_free(aSrc);
-  if (rc == SQLITE_OK) writeFlushed(pTab);
+  if (rc == SQLITE_OK) {
+    writeFlushed(pTab);
+    /* a segment written later follows defer_rows again */
+    pTab->iBulkSeg = 0;
+  }
   return rc;
 }
 
@@ -190,11 +196,9 @@ static int writeBulkEnd(ColvecVtab *pTab, char **pzErr) {
 */
 int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   sqlite3_int64 nDelta = 0;
-  int bMerge = bAll || pTab->bBulk; /* a bulk load's flushes did not merge */
-  int rc = pTab->bBulk && !bAll ? writeBulkEnd(pTab, pzErr)
-                                : writeFlush(pTab, !bAll, pzErr);
-  /* the bulk load ends here: a segment of the delta follows defer_rows */
-  if (rc == SQLITE_OK && !bAll) pTab->bBulk = 0;
+  int bMerge = bAll || pTab->iBulkSeg > 0; /* its flushes did not merge */
+  int rc = pTab->iBulkSeg > 0 && !bAll ? writeBulkEnd(pTab, 0, pzErr)
+                                       : writeFlush(pTab, !bAll, pzErr);
   if (rc == SQLITE_OK)
     rc = colvecStorageDeltaStat(pTab->pStorage, &nDelta, NULL);
   if (rc == SQLITE_OK &&
@@ -212,7 +216,7 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
   if (rc == SQLITE_OK && bMerge) {
     rc = colvecCompactMerge(pTab->pSegs, pTab->pStorage, bAll, pzErr);
   }
-  if (rc == SQLITE_OK && bAll) pTab->bBulk = 0; /* every row has its graph */
+  if (rc == SQLITE_OK && bAll) pTab->iBulkSeg = 0; /* every row has its graph */
   if (rc == SQLITE_OK) {
     /* without bAll this is xSync: the files the transaction made and
     ** dropped (a bulk load's) go now */
@@ -223,7 +227,11 @@ int colvecWriteCompact(ColvecVtab *pTab, int bAll, char **pzErr) {
 
 /* The 'index' command; see colvecInt.h. */
 int colvecWriteIndex(ColvecVtab *pTab, sqlite3_int64 nBudget, char **pzErr) {
-  int rc = colvecWriteFlush(pTab, pzErr);
+  /* in a bulk load, its segments first become one, whose graph this
+  ** command builds and the commit then keeps (writeBulkEnd would build
+  ** another at the commit) */
+  int rc = pTab->iBulkSeg > 0 ? writeBulkEnd(pTab, 1, pzErr)
+                              : colvecWriteFlush(pTab, pzErr);
   if (rc == SQLITE_OK) {
     rc = colvecCompactIndex(pTab->pSegs, pTab->pStorage, nBudget,
                             &pTab->pIndexJob, pzErr);
@@ -377,12 +385,12 @@ int colvecWriteInsert(ColvecVtab *pTab, sqlite3_value *pRowid,
                                             pTab->nFlushed / pTab->pending.nRow)
                                 : 0);
     if (nUnwritten > writePendingMax) {
-      if (!pTab->bBulk) {
-        /* more rows may follow: no graph until xSync */
+      if (pTab->iBulkSeg == 0) {
+        /* more rows may follow: no graph until xSync (a next segid is at
+        ** least 1: colvecStorageCounters checks it) */
         sqlite3_int64 iNext = 0;
         rc = colvecStorageCounters(pTab->pStorage, &iNext, NULL, pzErr);
-        pTab->iBulkSeg = iNext;
-        pTab->bBulk = rc == SQLITE_OK;
+        if (rc == SQLITE_OK) pTab->iBulkSeg = iNext;
       }
       if (rc == SQLITE_OK) rc = colvecWriteFlush(pTab, pzErr);
     }
