@@ -172,8 +172,13 @@ for _ in $(seq 60); do
   sleep 0.5
 done
 [ "$got" = "$ref" ] || fail "the restarted node did not catch up: $got / $ref"
+# a follower applies the last committed writes once the leader tells it
+# they are committed: each node gets the time the restarted one had
 for i in 1 2 3; do
-  got=$(node_state "$i" "$work/dump-$i") || fail "node $i: $got"
+  for _ in $(seq 60); do
+    got=$(node_state "$i" "$work/dump-$i") && [ "$got" = "$ref" ] && break
+    sleep 0.5
+  done
   [ "$got" = "$ref" ] || fail "node $i differs: $got / $ref"
   found=$(find "$work/n$i" -name '*-colvec')
   [ -z "$found" ] || fail "node $i wrote $found"
