@@ -441,14 +441,31 @@ static uint64_t indexBits64(const uint8_t *aBits, int64_t iWord, int64_t nRow) {
   return m;
 }
 
-/* Whether the 64 bytes at a (512 rows of a bitmap) are all zero. */
-static int indexBlockEmpty(const uint8_t *a) {
-  uint64_t aW[8], w = 0;
+/*
+** Reads into aW the bit words iWord .. iWord + 7 of the passing rows
+** (bitmap aBits of nRow rows; every row when NULL) as indexBits64 gives
+** them, words past the last as 0. Returns whether any is non-zero. A block
+** wholly inside the bitmap is one 64-byte load on little-endian CPUs:
+** where a filter passes few rows, most blocks are empty and the scan
+** costs about a load per 512 rows.
+*/
+static int indexBlock(const uint8_t *aBits, int64_t iWord, int64_t nRow,
+                      uint64_t *aW) {
+  uint64_t w = 0;
   int j;
-  memcpy(aW, a, sizeof(aW));
-  for (j = 0; j < 8; j++)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (aBits && (iWord + 8) * 64 <= nRow) {
+    memcpy(aW, aBits + iWord * 8, 8 * sizeof(uint64_t));
+    for (j = 0; j < 8; j++)
+      w |= aW[j];
+    return w != 0;
+  }
+#endif
+  for (j = 0; j < 8; j++) {
+    aW[j] = (iWord + j) * 64 < nRow ? indexBits64(aBits, iWord + j, nRow) : 0;
     w |= aW[j];
-  return w == 0;
+  }
+  return w != 0;
 }
 
 /* The index of the lowest set bit of m (not 0). */
@@ -457,15 +474,20 @@ static int indexLowBit(uint64_t m) {
   return lo ? COLVEC_CTZ32(lo) : 32 + COLVEC_CTZ32((uint32_t)(m >> 32));
 }
 
-/* Adds the estimates of the nCode codes apCode (rows aRow of segment h)
-** to the candidates pCand; aEst holds nCode floats of scratch. */
-static void indexScanBatch(const ColvecQuantQuery *pqq, ColvecSegHandle *h,
+/*
+** Adds the estimates of the nCode codes apCode (rows aRow of a segment) to
+** the candidates pCand; aEst holds nCode floats of scratch. A candidate's
+** row stands in for its rowid, which orders equal estimates the same way
+** (a segment's rows are in rowid order) without reading the rowid of
+** every passing row: a cache miss each when the rows are scattered.
+*/
+static void indexScanBatch(const ColvecQuantQuery *pqq,
                            const uint8_t *const *apCode, const uint32_t *aRow,
                            int nCode, float *aEst, ColvecTopk *pCand) {
   int j;
   colvecQuantScanBatch(pqq, apCode, nCode, aEst);
   for (j = 0; j < nCode; j++) {
-    colvecTopkPush(pCand, aEst[j], h->aRowid[aRow[j]], aRow[j]);
+    colvecTopkPush(pCand, aEst[j], aRow[j], aRow[j]);
   }
 }
 
@@ -492,7 +514,7 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecTopk cand;
   ColvecTick tick;
   int64_t nWant = (int64_t)ceil(q->k * q->rOversample), i, nSeen = 0;
-  int64_t iWord, nWord = (h->nRow + 63) / 64, nTick = 0;
+  int64_t iBlock, iWord, nWord = (h->nRow + 63) / 64, nTick = 0;
   int n = 0, nOut = 0, j, rc;
   if (nWant < q->k) nWant = q->k;
   if (nWant > h->nRow) nWant = h->nRow;
@@ -506,16 +528,10 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
     rc = SQLITE_NOMEM;
   }
   colvecTickInit(&tick, pSegs->db);
-  /* the passing rows 64 at a time, by their bits (no call per row) */
-  for (iWord = 0; rc == SQLITE_OK && iWord < nWord; iWord++) {
-    uint64_t m;
-    if (aBits && (iWord & 7) == 0 && iWord + 8 <= nWord &&
-        indexBlockEmpty(aBits + iWord * 8)) {
-      iWord += 7; /* 512 rows without a passing one */
-      continue;
-    }
-    m = indexBits64(aBits, iWord, h->nRow);
-    if (m == 0) continue;
+  /* the passing rows 512 at a time, by their bits (no call per row) */
+  for (iBlock = 0; rc == SQLITE_OK && iBlock < nWord; iBlock += 8) {
+    uint64_t aW[8];
+    if (!indexBlock(aBits, iBlock, h->nRow, aW)) continue;
     /* asks about interrupts every 1024 rows */
     if (nSeen >= nTick) {
       nTick = nSeen + 1024;
@@ -524,21 +540,25 @@ static int indexScanCodes(ColvecSegTable *pSegs, ColvecSegHandle *h,
         break;
       }
     }
-    nSeen += COLVEC_POPCOUNT64(m);
-    if (pIdx->aExact) m &= ~indexBits64(pIdx->aExact, iWord, h->nRow);
-    while (m) {
-      i = iWord * 64 + indexLowBit(m);
-      m &= m - 1;
-      apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
-      aRow[n++] = (uint32_t)i;
-      if (n == INDEX_SCAN_BATCH) {
-        indexScanBatch(&s->qq, h, apCode, aRow, n, aEst, &cand);
-        n = 0;
+    for (iWord = iBlock; iWord < iBlock + 8; iWord++) {
+      uint64_t m = aW[iWord - iBlock];
+      if (m == 0) continue;
+      nSeen += COLVEC_POPCOUNT64(m);
+      if (pIdx->aExact) m &= ~indexBits64(pIdx->aExact, iWord, h->nRow);
+      while (m) {
+        i = iWord * 64 + indexLowBit(m);
+        m &= m - 1;
+        apCode[n] = pIdx->aCode + (size_t)i * (size_t)pIdx->nCodeBytes;
+        aRow[n++] = (uint32_t)i;
+        if (n == INDEX_SCAN_BATCH) {
+          indexScanBatch(&s->qq, apCode, aRow, n, aEst, &cand);
+          n = 0;
+        }
       }
     }
   }
   if (rc == SQLITE_OK && n > 0) {
-    indexScanBatch(&s->qq, h, apCode, aRow, n, aEst, &cand);
+    indexScanBatch(&s->qq, apCode, aRow, n, aEst, &cand);
   }
   for (j = 0; rc == SQLITE_OK && j < cand.nHit; j++) {
     s->aNode[nOut] = (uint32_t)cand.aHit[j].iRow;

@@ -69,6 +69,41 @@ static uint32_t *orderSort(const ColvecColumnView *pCol, OrderCmp xCmp,
   return a;
 }
 
+/*
+** Gives order p (sorted, its rows' values compared by xCmp) the directory
+** of its runs of equal values when they average COLVEC_ORDER_RUN_MIN
+** entries or more: each run's first entry, and its value for int64 and
+** double columns. Returns COLVEC_OK, or COLVEC_NOMEM (what it allocated
+** is in *p, for colvecOrderFree).
+*/
+static int orderRuns(const ColvecColumnView *pCol, OrderCmp xCmp,
+                     ColvecOrder *p) {
+  int64_t i, nRun = 0;
+  int rc = COLVEC_OK;
+  for (i = 0; i < p->nValue; i++) {
+    if (i == 0 || xCmp(pCol, p->aRow[i - 1], p->aRow[i]) != 0) nRun++;
+  }
+  if (nRun == 0 || nRun * COLVEC_ORDER_RUN_MIN > p->nValue) return COLVEC_OK;
+  p->aRunStart = colvecMallocZero(&rc, (nRun + 1) * 4);
+  if (pCol->eStore == COLVEC_STORE_INT64) {
+    p->aRunInt = colvecMallocZero(&rc, nRun * 8);
+  } else if (pCol->eStore == COLVEC_STORE_DOUBLE) {
+    p->aRunReal = colvecMallocZero(&rc, nRun * 8);
+  }
+  if (rc != COLVEC_OK) return rc;
+  for (i = 0, nRun = 0; i < p->nValue; i++) {
+    uint32_t iRow = p->aRow[i];
+    if (i > 0 && xCmp(pCol, p->aRow[i - 1], iRow) == 0) continue;
+    p->aRunStart[nRun] = (uint32_t)i;
+    if (p->aRunInt) p->aRunInt[nRun] = pCol->aInt[iRow];
+    if (p->aRunReal) p->aRunReal[nRun] = pCol->aReal[iRow];
+    nRun++;
+  }
+  p->aRunStart[nRun] = (uint32_t)p->nValue;
+  p->nRun = nRun;
+  return COLVEC_OK;
+}
+
 /* Builds the order of a column; see header. */
 int colvecOrderBuild(const ColvecColumnView *pCol, ColvecOrder *p) {
   int64_t nRow, i, n = 0;
@@ -112,12 +147,17 @@ int colvecOrderBuild(const ColvecColumnView *pCol, ColvecOrder *p) {
   p->nRow = nRow;
   p->nValue = n;
   p->aRow = aSorted;
-  return COLVEC_OK;
+  rc = orderRuns(pCol, xCmp, p);
+  if (rc != COLVEC_OK) colvecOrderFree(p);
+  return rc;
 }
 
 /* Frees an order; see header. */
 void colvecOrderFree(ColvecOrder *p) {
   colvecFree(p->aRow);
+  colvecFree(p->aRunStart);
+  colvecFree(p->aRunInt);
+  colvecFree(p->aRunReal);
   memset(p, 0, sizeof(*p));
 }
 
@@ -137,19 +177,41 @@ int colvecOrderHandles(ColvecPlanOp eOp) {
 }
 
 /*
+** Reads into *pV the value of entry i of what orderBound searches: run i
+** of p's directory, or entry i of p->aRow when p has none. Returns
+** COLVEC_OK, or COLVEC_ERROR when a row's value cannot be read.
+*/
+static int orderEntryValue(const ColvecColumnView *pCol, const ColvecOrder *p,
+                           int64_t i, ColvecScalar *pV) {
+  if (p->aRunInt) {
+    pV->eType = COLVEC_TYPE_INTEGER;
+    pV->i = p->aRunInt[i];
+    return COLVEC_OK;
+  }
+  if (p->aRunReal) {
+    pV->eType = COLVEC_TYPE_FLOAT;
+    pV->r = p->aRunReal[i];
+    return COLVEC_OK;
+  }
+  return colvecFilterRowValue(pCol, p->aRow[p->aRunStart ? p->aRunStart[i] : i],
+                              pV);
+}
+
+/*
 ** Returns the first entry of p->aRow whose value compares with *pVal at
 ** or above (bAfterEqual=0: the first >= it) or strictly above
-** (bAfterEqual=1: the first > it); p->nValue when there is none. Sets *pRc
-** to COLVEC_ERROR when a row's value cannot be read.
+** (bAfterEqual=1: the first > it); p->nValue when there is none. A binary
+** search of the runs when p has their directory, else of the rows. Sets
+** *pRc to COLVEC_ERROR when a row's value cannot be read.
 */
 static int64_t orderBound(const ColvecColumnView *pCol, const ColvecOrder *p,
                           const ColvecScalar *pVal, int bAfterEqual, int *pRc) {
-  int64_t iLo = 0, iHi = p->nValue;
+  int64_t iLo = 0, iHi = p->aRunStart ? p->nRun : p->nValue;
   while (iLo < iHi) {
     int64_t iMid = iLo + (iHi - iLo) / 2;
-    ColvecScalar v; /* the value of the middle entry's row */
+    ColvecScalar v; /* the value of the middle entry */
     int c;
-    if (colvecFilterRowValue(pCol, p->aRow[iMid], &v) != COLVEC_OK) {
+    if (orderEntryValue(pCol, p, iMid, &v) != COLVEC_OK) {
       *pRc = COLVEC_ERROR;
       return 0;
     }
@@ -160,7 +222,7 @@ static int64_t orderBound(const ColvecColumnView *pCol, const ColvecOrder *p,
       iHi = iMid;
     }
   }
-  return iLo;
+  return p->aRunStart ? p->aRunStart[iLo] : iLo;
 }
 
 /* Finds the run of passing rows; see header. */

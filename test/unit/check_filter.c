@@ -1114,6 +1114,121 @@ START_TEST(test_order) {
 }
 END_TEST
 
+/*
+** The directory of runs a column of few distinct values gets: an int64, a
+** double (0.0 and -0.0 one value) and a text column with NULLs. Every
+** operator the order answers, on each stored value and between and beyond
+** them, finds the same entries through the directory as through the rows
+** (the same order without it), and the passing rows are those a test of
+** every row passes.
+*/
+START_TEST(test_order_runs) {
+  static const char *const azText[] = {"", "a", "ab", "b", "ba"};
+  static const ColvecPlanOp aeOp[] = {COLVEC_OP_EQ, COLVEC_OP_IS, COLVEC_OP_LT,
+                                      COLVEC_OP_LE, COLVEC_OP_GT, COLVEC_OP_GE};
+  enum { N = 1000 };
+  int64_t aInt[N], aOff[N + 1];
+  double aReal[N];
+  uint8_t aNull[N / 8 + 1], aByte[N * 2];
+  int i, iStore, iOp, iProbe;
+  memset(aNull, 0, sizeof(aNull));
+  aOff[0] = 0;
+  for (i = 0; i < N; i++) {
+    const char *z = azText[(i * 3) % 5];
+    aInt[i] = (i * 7) % 13 - 6;
+    aReal[i] = ((i * 5) % 11) * 0.5 - 2.0;
+    if (aReal[i] == 0.0 && i % 2) aReal[i] = -0.0;
+    memcpy(aByte + aOff[i], z, strlen(z));
+    aOff[i + 1] = aOff[i] + (int64_t)strlen(z);
+    if (i % 9 == 4) aNull[i >> 3] |= (uint8_t)(1u << (i & 7));
+  }
+  for (iStore = 0; iStore < 3; iStore++) {
+    ColvecColumnView v;
+    ColvecOrder o, bare;
+    memset(&v, 0, sizeof(v));
+    v.eStore = iStore == 0   ? COLVEC_STORE_INT64
+               : iStore == 1 ? COLVEC_STORE_DOUBLE
+                             : COLVEC_STORE_TEXT;
+    v.nRow = N;
+    v.aInt = aInt;
+    v.aReal = aReal;
+    v.aOff = iStore == 2 ? aOff : NULL;
+    v.aByte = iStore == 2 ? aByte : NULL;
+    v.nByte = aOff[N];
+    v.aNull = aNull;
+    ck_assert_int_eq(colvecOrderBuild(&v, &o), COLVEC_OK);
+    ck_assert_ptr_nonnull(o.aRunStart);
+    ck_assert_int_eq(o.nRun, iStore == 0 ? 13 : iStore == 1 ? 11 : 5);
+    ck_assert_int_eq(o.aRunStart[0], 0);
+    ck_assert_int_eq(o.aRunStart[o.nRun], o.nValue);
+    if (iStore == 0) ck_assert_ptr_nonnull(o.aRunInt);
+    if (iStore == 1) ck_assert_ptr_nonnull(o.aRunReal);
+    if (iStore == 2) {
+      ck_assert_ptr_null(o.aRunInt);
+      ck_assert_ptr_null(o.aRunReal);
+    }
+    bare = o;
+    bare.aRunStart = NULL;
+    bare.aRunInt = NULL;
+    bare.aRunReal = NULL;
+    for (iOp = 0; iOp < (int)(sizeof(aeOp) / sizeof(aeOp[0])); iOp++) {
+      for (iProbe = 0; iProbe < 40; iProbe++) {
+        ColvecScalar x;
+        int64_t iLo, iHi, jLo, jHi, k, nWant = 0;
+        memset(&x, 0, sizeof(x));
+        if (iStore == 2) {
+          static const char *const azProbe[] = {"",  "a",  "aa", "ab", "abc",
+                                                "b", "ba", "bb", "c",  "0"};
+          const char *z = azProbe[iProbe % 10];
+          x.eType = COLVEC_TYPE_TEXT;
+          x.z = (const uint8_t *)z;
+          x.n = (int)strlen(z);
+        } else if (iProbe % 2) {
+          x.eType = COLVEC_TYPE_FLOAT;
+          x.r = iProbe / 4.0 - 5.0; /* on values, between and beyond */
+        } else {
+          x.eType = COLVEC_TYPE_INTEGER;
+          x.i = iProbe / 2 - 10;
+        }
+        ck_assert_int_eq(colvecOrderRange(&v, &o, aeOp[iOp], &x, &iLo, &iHi),
+                         COLVEC_OK);
+        ck_assert_int_eq(colvecOrderRange(&v, &bare, aeOp[iOp], &x, &jLo, &jHi),
+                         COLVEC_OK);
+        ck_assert_int_eq(iLo, jLo);
+        ck_assert_int_eq(iHi, jHi);
+        for (k = 0; k < N; k++) {
+          ColvecScalar r;
+          int c;
+          ck_assert_int_eq(colvecFilterRowValue(&v, k, &r), COLVEC_OK);
+          if (r.eType == COLVEC_TYPE_NULL) continue;
+          c = colvecFilterCompare(&r, &x);
+          switch (aeOp[iOp]) {
+          case COLVEC_OP_LT:
+            nWant += c < 0;
+            break;
+          case COLVEC_OP_LE:
+            nWant += c <= 0;
+            break;
+          case COLVEC_OP_GT:
+            nWant += c > 0;
+            break;
+          case COLVEC_OP_GE:
+            nWant += c >= 0;
+            break;
+          default:
+            nWant += c == 0;
+            break;
+          }
+        }
+        ck_assert_int_eq(iHi - iLo, nWant);
+      }
+    }
+    colvecOrderFree(&o);
+    ck_assert_ptr_null(o.aRunStart);
+  }
+}
+END_TEST
+
 /* Malformed views, values and operators give COLVEC_ERROR. */
 START_TEST(test_errors) {
   int64_t aInt[4] = {1, 2, 3, 4};
@@ -1394,6 +1509,7 @@ static Suite *tfSuite(void) {
   tcase_add_test(tc, test_in_long);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_order);
+  tcase_add_test(tc, test_order_runs);
   tcase_add_test(tc, test_match);
   tcase_add_test(tc, test_bitmap_next);
   suite_add_tcase(s, tc);
