@@ -19,6 +19,7 @@
 #include "colvec_order.h"
 #include "colvec_os.h"
 #include "../lib/testscale.h"
+#include "../lib/testassert.h"
 
 #include <check.h>
 #include <float.h>
@@ -208,7 +209,7 @@ static void tfSetReal(TfCell *pCell, double r) {
 /* Sets pCell to a text or blob (eType) of n bytes at z. */
 static void tfSetBytes(TfCell *pCell, int eType, const void *z, int n) {
   memset(pCell, 0, sizeof(*pCell));
-  ck_assert_int_le(n, TF_MAXBYTES);
+  TEST_INT(n, <=, TF_MAXBYTES);
   pCell->eType = eType;
   memcpy(pCell->z, z, n);
   pCell->n = n;
@@ -324,7 +325,7 @@ static void tfBind(sqlite3_stmt *pStmt, int i, const TfCell *pCell) {
     rc = sqlite3_bind_null(pStmt, i);
     break;
   }
-  ck_assert_int_eq(rc, SQLITE_OK);
+  TEST_EQ(rc, SQLITE_OK);
 }
 
 /* Executes SQL z on db, failing the test on error. */
@@ -406,7 +407,7 @@ static void tfBuild(TfData *p, int nRow, int nNullPct) {
     for (iCol = 0; iCol < TF_NCOL; iCol++) {
       tfBind(pIns, iCol + 2, &p->aCell[iCol][i]);
     }
-    ck_assert_int_eq(sqlite3_step(pIns), SQLITE_DONE);
+    TEST_EQ(sqlite3_step(pIns), SQLITE_DONE);
     sqlite3_reset(pIns);
   }
   sqlite3_finalize(pIns);
@@ -531,9 +532,9 @@ static int tfMatch(void *pCtx, int mFlags, const ColvecScalar *pPattern,
   if (++p->nCall == p->nFailAt) return -1;
   tfBindScalar(pStmt, 1, pPattern);
   tfBindScalar(pStmt, 2, pRow);
-  ck_assert_int_eq(sqlite3_step(pStmt), SQLITE_ROW);
+  TEST_EQ(sqlite3_step(pStmt), SQLITE_ROW);
   bMatch = sqlite3_column_int(pStmt, 0);
-  ck_assert_int_eq(sqlite3_reset(pStmt), SQLITE_OK);
+  TEST_EQ(sqlite3_reset(pStmt), SQLITE_OK);
   return bMatch;
 }
 
@@ -726,14 +727,12 @@ static int tfCheck(TfData *p, int iCol, ColvecPlanOp eOp, const TfCell *aCell,
     for (i = 0; i < p->nRow && i < 64; i++) {
       ColvecScalar row;
       memset(&row, 0, sizeof(row));
-      ck_assert_int_eq(colvecFilterRowValue(&p->aView[iCol], i, &row),
-                       COLVEC_OK);
-      ck_assert_int_eq(colvecFilterScalarPass(eOp, &row, &aVal[0]),
-                       tfBit(aWant, i));
+      TEST_EQ(colvecFilterRowValue(&p->aView[iCol], i, &row), COLVEC_OK);
+      TEST_EQ(colvecFilterScalarPass(eOp, &row, &aVal[0]), tfBit(aWant, i));
     }
   }
   for (i = p->nRow; i < nByte * 8; i++)
-    ck_assert_int_eq(tfBit(aGot, i), 0);
+    TEST_EQ(tfBit(aGot, i), 0);
   ck_assert_int_eq(aGot[nByte], 0xff); /* no write past the bitmap */
   ck_assert_int_eq(colvecBitmapCount(aGot, p->nRow), nHit);
   for (i = 0; i < nVal; i++)
@@ -981,7 +980,7 @@ START_TEST(test_in_long) {
       COLVEC_OK);
   ck_assert_int_eq(colvecBitmapCount(aBits, N_ROW), N_ROW / 2);
   for (i = 0; i < N_ROW; i++)
-    ck_assert_int_eq((aBits[i >> 3] >> (i & 7)) & 1, (int)(aInt[i] & 1));
+    TEST_EQ((aBits[i >> 3] >> (i & 7)) & 1, (int)(aInt[i] & 1));
   free(aInt);
   free(aVal);
   free(aBits);
@@ -1199,7 +1198,7 @@ START_TEST(test_order_runs) {
         for (k = 0; k < N; k++) {
           ColvecScalar r;
           int c;
-          ck_assert_int_eq(colvecFilterRowValue(&v, k, &r), COLVEC_OK);
+          TEST_EQ(colvecFilterRowValue(&v, k, &r), COLVEC_OK);
           if (r.eType == COLVEC_TYPE_NULL) continue;
           c = colvecFilterCompare(&r, &x);
           switch (aeOp[iOp]) {

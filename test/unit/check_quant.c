@@ -14,6 +14,7 @@
 */
 #include "colvec_quant.h"
 #include "../lib/testscale.h"
+#include "../lib/testassert.h"
 
 #include <check.h>
 #include <math.h>
@@ -731,7 +732,7 @@ START_TEST(test_simd_scalar) {
           colvecQuantDistanceBatch(&q, apCode, 64, aBatch);
           for (i = 0; i < 64; i++) {
             float r = colvecQuantDistance(&q, apCode[i]);
-            ck_assert(memcmp(&r, &aBatch[i], sizeof(float)) == 0);
+            TEST_TRUE(memcmp(&r, &aBatch[i], sizeof(float)) == 0);
           }
         }
         for (i = 0; i < 64; i++) {
