@@ -53,20 +53,25 @@ static int sidecarCheck(ColvecSegTable *pSegs, ColvecSegHandle *h,
   ColvecFileId id;
   ColvecErr err;
   int64_t nByte = 0;
-  int rc = SQLITE_OK;
+  int rc = SQLITE_OK, rcOpen, rcStat = COLVEC_OK;
   (void)pInt; /* one open and stat: nothing to interrupt */
   if (zPath == NULL) return SQLITE_NOMEM;
   memset(&id, 0, sizeof(id));
   err.zMsg[0] = 0;
-  if (pSegs->pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err) !=
-      COLVEC_OK) {
+  rcOpen = pSegs->pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
+  if (rcOpen == COLVEC_OK) {
+    rcStat = pSegs->pStore->xFileStat(pFile, &nByte, &id, &err);
+  }
+  if (rcOpen == COLVEC_NOMEM || rcStat == COLVEC_NOMEM) {
+    rc = SQLITE_NOMEM; /* the check could not run: that is not damage */
+  } else if (rcOpen != COLVEC_OK) {
     *pzErr = sqlite3_mprintf(
         "colvec: integrity-check: table %s: segment %lld cannot be opened "
         "from the disk (%s): this connection reads the copy it opened "
         "before, new connections fail",
         zName, (long long)h->iSegid, err.zMsg);
     rc = COLVEC_CORRUPT_VTAB;
-  } else if (pSegs->pStore->xFileStat(pFile, &nByte, &id, &err) != COLVEC_OK) {
+  } else if (rcStat != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("colvec: integrity-check: table %s: %s", zName,
                              err.zMsg);
     rc = COLVEC_CORRUPT_VTAB;
