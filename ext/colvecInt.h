@@ -1365,6 +1365,10 @@ void colvecScanInClose(ColvecScanIn *p);
 /* Room for the cached statements of one table (ids in colvec_storage.c). */
 #define COLVEC_STORAGE_NSTMT 31
 
+/* Room for delta selects kept for reuse (colvecStorageSelectDone): the KNN
+** query, the scan and the point lookup of a table, and one more. */
+#define COLVEC_STORAGE_NSELECT 4
+
 /* Conflict handling of an insert. */
 typedef enum ColvecConflict {
   COLVEC_CONFLICT_ABORT = 0,   /* fail on an existing rowid */
@@ -1377,6 +1381,9 @@ struct ColvecStorage {
   sqlite3 *db;                                /* connection */
   const ColvecConfig *pConfig;                /* table definition (not owned) */
   sqlite3_stmt *apStmt[COLVEC_STORAGE_NSTMT]; /* by id (colvec_storage.c) */
+  sqlite3_stmt *apSelect[COLVEC_STORAGE_NSELECT]; /* delta selects handed
+                                                  ** back, reset, for the
+                                                  ** next with their SQL */
   sqlite3_int64 iTxnGen;   /* generation of the current write transaction,
                            ** -1 until it first compacts (colvec_compact.c) */
   sqlite3_int64 iTxnSegid; /* next_segid when it first compacted: segments
@@ -1753,12 +1760,21 @@ int colvecStorageIdCheck(ColvecStorage *p, sqlite3_int64 nLive,
 ** the plan's filter arguments (argv values bound, IN lists expanded).
 ** bOneRow instead selects the one row whose rowid is bound to parameter 1
 ** (a point lookup, no plan).
-** Returns SQLITE_OK with *ppStmt (caller finalizes) or an error with
-** *pzErr.
+** Returns SQLITE_OK with *ppStmt (the caller hands it back with
+** colvecStorageSelectDone) or an error with *pzErr. A statement handed
+** back earlier with the same SQL is reused: a KNN query or a scan does not
+** compile its delta select again each time it runs.
 */
 int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
                         sqlite3_value **argv, int bOneRow,
                         sqlite3_stmt **ppStmt, char **pzErr);
+
+/*
+** Hands back a statement of colvecStorageSelect (NULL is a no-op): resets
+** it and keeps it for reuse, or finalizes it. Returns what sqlite3_reset
+** returns: SQLITE_OK, or the error of its last step.
+*/
+int colvecStorageSelectDone(ColvecStorage *p, sqlite3_stmt *pStmt);
 
 /*
 ** Returns 1 when the IN list of plan argument iArg (argv[iArg]) is bound

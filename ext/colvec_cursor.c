@@ -67,8 +67,8 @@ static void cursorReset(ColvecCursor *pCur) {
   }
   sqlite3_free(pCur->aaBits);
   sqlite3_free(pCur->apSeg);
-  sqlite3_finalize(pCur->pScan);
-  sqlite3_finalize(pCur->pRow);
+  colvecStorageSelectDone(pTab->pStorage, pCur->pScan);
+  colvecStorageSelectDone(pTab->pStorage, pCur->pRow);
   colvecTopkFree(&pCur->topk);
   sqlite3_free(pCur->pQueryVec);
   pCur->aaBits = NULL;

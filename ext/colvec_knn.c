@@ -82,7 +82,7 @@ int colvecKnnExact(ColvecStorage *pStorage, const ColvecKnnQuery *q,
                    iRowid, -1);
   }
   if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
+    int rc2 = colvecStorageSelectDone(pStorage, pStmt);
     if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
       rc = rc2;
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(pStorage->db));

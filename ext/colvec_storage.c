@@ -476,6 +476,9 @@ void colvecStorageClose(ColvecStorage *p) {
     for (i = 0; i < (int)(sizeof(p->apStmt) / sizeof(p->apStmt[0])); i++) {
       sqlite3_finalize(p->apStmt[i]);
     }
+    for (i = 0; i < COLVEC_STORAGE_NSELECT; i++) {
+      sqlite3_finalize(p->apSelect[i]);
+    }
     sqlite3_free(p);
   }
 }
@@ -985,6 +988,38 @@ static int storageBindFilters(sqlite3_stmt *pStmt, ColvecStorage *p,
   return rc;
 }
 
+/*
+** Takes the statement kept for reuse whose SQL is zSql out of p->apSelect
+** and returns it, or NULL when none is kept.
+*/
+static sqlite3_stmt *storageSelectTake(ColvecStorage *p, const char *zSql) {
+  int i;
+  for (i = 0; i < COLVEC_STORAGE_NSELECT; i++) {
+    sqlite3_stmt *pStmt = p->apSelect[i];
+    if (pStmt && strcmp(sqlite3_sql(pStmt), zSql) == 0) {
+      p->apSelect[i] = NULL;
+      return pStmt;
+    }
+  }
+  return NULL;
+}
+
+/* Hands back a delta select; see colvecInt.h. */
+int colvecStorageSelectDone(ColvecStorage *p, sqlite3_stmt *pStmt) {
+  int rc, i;
+  if (pStmt == NULL) return SQLITE_OK;
+  rc = sqlite3_reset(pStmt);
+  sqlite3_clear_bindings(pStmt);
+  for (i = 0; rc == SQLITE_OK && i < COLVEC_STORAGE_NSELECT; i++) {
+    if (p->apSelect[i] == NULL) {
+      p->apSelect[i] = pStmt;
+      return SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
 /* Prepares a delta select; see colvecInt.h. */
 int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
                         sqlite3_value **argv, int bOneRow,
@@ -1012,7 +1047,11 @@ int colvecStorageSelect(ColvecStorage *p, int mUsed, const ColvecPlan *pPlan,
   zSql = sqlite3_str_finish(pStr);
   if (zSql == NULL) return SQLITE_NOMEM;
   if (rc == SQLITE_OK) {
-    rc = sqlite3_prepare_v2(p->db, zSql, -1, ppStmt, NULL);
+    *ppStmt = storageSelectTake(p, zSql);
+    if (*ppStmt == NULL) {
+      rc = sqlite3_prepare_v3(p->db, zSql, -1, SQLITE_PREPARE_PERSISTENT,
+                              ppStmt, NULL);
+    }
   }
   sqlite3_free(zSql);
   if (rc == SQLITE_OK && pPlan && !bOneRow) {
@@ -1072,7 +1111,7 @@ int colvecStorageCheck(ColvecStorage *p, char **pzErr) {
     }
   }
   if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
+    int rc2 = colvecStorageSelectDone(p, pStmt);
     if (rc == SQLITE_OK && rc2 != SQLITE_OK) {
       rc = rc2;
       *pzErr = sqlite3_mprintf("colvec: %s", sqlite3_errmsg(p->db));
@@ -1210,7 +1249,7 @@ int colvecStorageLoadDelta(ColvecStorage *p, ColvecBatch *pBatch,
     if (rc == SQLITE_OK) rc = colvecBatchAppend(pBatch, iRowid, aCell);
   }
   if (pStmt) {
-    int rc2 = sqlite3_finalize(pStmt);
+    int rc2 = colvecStorageSelectDone(p, pStmt);
     if (rc == SQLITE_OK) rc = rc2;
   }
   sqlite3_free(aCell);
