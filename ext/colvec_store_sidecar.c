@@ -57,12 +57,13 @@ static int sidecarCheck(ColvecSegTable *pSegs, ColvecSegHandle *h,
   (void)pInt; /* one open and stat: nothing to interrupt */
   if (zPath == NULL) return SQLITE_NOMEM;
   memset(&id, 0, sizeof(id));
-  err.zMsg[0] = 0;
+  colvecErrClear(&err);
   rcOpen = pSegs->pStore->xOpen(zPath, COLVEC_OPEN_READONLY, &pFile, &err);
   if (rcOpen == COLVEC_OK) {
     rcStat = pSegs->pStore->xFileStat(pFile, &nByte, &id, &err);
   }
-  if (rcOpen == COLVEC_NOMEM || rcStat == COLVEC_NOMEM) {
+  if (colvecReadRc(rcOpen, err.iErrno) == SQLITE_NOMEM ||
+      colvecReadRc(rcStat, err.iErrno) == SQLITE_NOMEM) {
     rc = SQLITE_NOMEM; /* the check could not run: that is not damage */
   } else if (rcOpen != COLVEC_OK) {
     *pzErr = sqlite3_mprintf(
