@@ -69,7 +69,8 @@ struct ColvecTick {
   sqlite3 *db;          /* connection that may be interrupted */
   int bProbe;           /* no sqlite3_is_interrupted(): step a statement */
   double rNext;         /* with bProbe: monotonic ms of the next probe */
-  int bStop;            /* an interrupt was seen (sticky) */
+  int bStop;            /* an interrupt, or a probe out of memory, was
+                        ** seen (sticky) */
   ColvecInterrupt hook; /* hook for the SQLite-free layers (this tick) */
 };
 
@@ -78,7 +79,9 @@ void colvecTickInit(ColvecTick *p, sqlite3 *db);
 
 /*
 ** Returns non-zero when the connection of tick p (a ColvecTick *) was
-** interrupted. Cheap: safe to call once per row.
+** interrupted, or when a probe (SQLite before 3.41) ran out of memory and
+** so has already failed the running statement. Cheap: safe to call once
+** per row.
 */
 int colvecTickStop(void *p);
 
@@ -94,6 +97,14 @@ int colvecTickError(char **pzErr);
 ** or one shorter than its header says).
 */
 int colvecReadRc(int rc, int iErrno);
+
+/*
+** Maps the failure rc (COLVEC_*) of a file call that creates, writes,
+** syncs or removes (a folder, a copy, a segment being written) to an SQLite
+** code: SQLITE_NOMEM when it ran out of memory, else rcOther (the caller's
+** code for that call: SQLITE_CANTOPEN, SQLITE_IOERR_FSYNC, ...).
+*/
+int colvecFileRc(int rc, int rcOther);
 
 /*************************************************************************
 ** Interface to code in colvec.c (the entry point)

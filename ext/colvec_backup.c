@@ -39,14 +39,20 @@
 ** segments
 ** (.tmp, fsync, rename, folder fsync) before the database copy commits;
 ** the copy is fsynced at the end. On failure only what the call created is
-** removed: the segment-named files it wrote, the folders it made (rmdir of
-** an empty folder), the database file it created and SQLite's journal,
-** WAL or -shm file of it.
+** removed: the segment files it wrote, the folders it made (rmdir of an
+** empty folder), the database file it created and SQLite's journal, WAL or
+** -shm file of it. Every path the cleanup needs is allocated before the
+** thing it names is created, so that the cleanup itself allocates nothing
+** and still runs when memory has run out.
 */
 #include "colvecInt.h"
 
 #include <stdarg.h>
 #include <string.h>
+
+/* The names SQLite gives the files of a database, after its path. */
+static const char *const backupDbSuffix[] = {"", "-journal", "-wal", "-shm"};
+#define BACKUP_NDBFILE 4 /* entries of backupDbSuffix */
 
 /* What one call of colvec_backup() has open or made, for its cleanup. */
 typedef struct BackupCall BackupCall;
@@ -61,11 +67,15 @@ struct BackupCall {
   sqlite3_stmt **apTab; /* per table: a statement keeping it connected
                         ** (NULL: not a colvec table) */
   char **azDir;         /* per table: destination folder made, or NULL */
+  char **azFile;        /* segment files written (nFile of nFileAlloc) */
+  int nFileAlloc;       /* allocated entries of azFile */
+  int nFile;            /* segment files copied (entries of azFile) */
   int bMadeDb;          /* the call created the file zDest */
   char *zRoot;          /* <dest file>-colvec, once made by the call */
   sqlite3 *pDest;       /* connection to the copy, or NULL */
-  sqlite3_int64 nFile;  /* segment files copied */
   char *zErr;           /* error message (sqlite3_malloc'd), or NULL */
+  /* zDest + backupDbSuffix[i], each allocated before zDest is created */
+  char *azDbFile[BACKUP_NDBFILE];
 };
 
 /*
@@ -168,7 +178,7 @@ static int backupCheckSidecar(BackupCall *p, const char *zParent) {
 static int backupCheckDest(BackupCall *p) {
   const char *z = p->zDest;
   char *zParent;
-  int rc = SQLITE_OK;
+  int rc = SQLITE_OK, i;
   if (z[0] == 0 || strcmp(z, ":memory:") == 0 ||
       sqlite3_strnicmp(z, "file:", 5) == 0) {
     return backupError(p, SQLITE_MISUSE,
@@ -192,10 +202,9 @@ static int backupCheckDest(BackupCall *p) {
   }
   if (rc == SQLITE_OK) rc = backupCheckSidecar(p, zParent);
   sqlite3_free(zParent);
-  if (rc == SQLITE_OK) rc = backupAbsent(p, z, "");
-  if (rc == SQLITE_OK) rc = backupAbsent(p, z, "-journal");
-  if (rc == SQLITE_OK) rc = backupAbsent(p, z, "-wal");
-  if (rc == SQLITE_OK) rc = backupAbsent(p, z, "-shm");
+  for (i = 0; rc == SQLITE_OK && i < BACKUP_NDBFILE; i++) {
+    rc = backupAbsent(p, z, backupDbSuffix[i]);
+  }
   if (rc == SQLITE_OK) rc = backupAbsent(p, z, "-colvec");
   return rc;
 }
@@ -311,19 +320,25 @@ static int backupClaim(BackupCall *p) {
   ColvecFile *pFile = NULL;
   ColvecErr err;
   char *zFile;
-  int rc;
+  int rc, i;
   colvecErrClear(&err);
+  for (i = 0; i < BACKUP_NDBFILE; i++) {
+    p->azDbFile[i] = sqlite3_mprintf("%s%s", p->zDest, backupDbSuffix[i]);
+    if (p->azDbFile[i] == NULL) return SQLITE_NOMEM;
+  }
   rc = colvecStoreFile.xOpen(p->zDest,
                              COLVEC_OPEN_READWRITE | COLVEC_OPEN_CREATE |
                                  COLVEC_OPEN_EXCLUSIVE,
                              &pFile, &err);
   if (rc != COLVEC_OK) {
-    return backupError(p, SQLITE_CANTOPEN, "colvec: colvec_backup: %s",
-                       err.zMsg);
+    return backupError(p, colvecFileRc(rc, SQLITE_CANTOPEN),
+                       "colvec: colvec_backup: %s", err.zMsg);
   }
   p->bMadeDb = 1;
-  if (colvecStoreFile.xClose(pFile, &err) != COLVEC_OK) {
-    return backupError(p, SQLITE_IOERR, "colvec: colvec_backup: %s", err.zMsg);
+  rc = colvecStoreFile.xClose(pFile, &err);
+  if (rc != COLVEC_OK) {
+    return backupError(p, colvecFileRc(rc, SQLITE_IOERR),
+                       "colvec: colvec_backup: %s", err.zMsg);
   }
   rc = sqlite3_open_v2(p->zDest, &p->pDest, SQLITE_OPEN_READWRITE, NULL);
   if (rc != SQLITE_OK) {
@@ -348,7 +363,7 @@ static int backupClaim(BackupCall *p) {
   rc = colvecStoreFile.xMkdir(p->zRoot, &err);
   if (rc != COLVEC_OK) {
     /* not made here: never removed here */
-    rc = backupError(p, SQLITE_CANTOPEN,
+    rc = backupError(p, colvecFileRc(rc, SQLITE_CANTOPEN),
                      "colvec: colvec_backup: cannot create folder \"%s\"%s%s",
                      p->zRoot, err.zMsg[0] ? ": " : " (it exists)", err.zMsg);
     sqlite3_free(p->zRoot);
@@ -363,35 +378,52 @@ static int backupClaim(BackupCall *p) {
 ** the same names, each written as NNNNNN.seg.tmp, fsynced and renamed;
 ** then fsyncs zDestDir. Copies from
 ** the open handles, so files a newer commit deleted are still copied.
-** Adds the files written to *pnFile. Returns SQLITE_OK, or an error with
-** *pzErr set (files already written stay; the caller removes the folder).
+** Records each file written in pCall->azFile. Returns SQLITE_OK, or an
+** error with *pzErr set (files already written stay; the caller removes
+** them).
 */
-static int backupCopySegments(ColvecSegTable *p, const char *zDestDir,
-                              ColvecTick *pTick, int *pnFile, char **pzErr) {
+static int backupCopySegments(BackupCall *pCall, ColvecSegTable *p,
+                              const char *zDestDir, ColvecTick *pTick,
+                              char **pzErr) {
   ColvecErr err;
   int rc = SQLITE_OK, i;
   colvecErrClear(&err);
   for (i = 0; rc == SQLITE_OK && i < p->nSeg; i++) {
     ColvecSegHandle *h = p->apSeg[i];
-    char *zTmp = colvecFolderSegPath(zDestDir, h->iSegid, ".tmp");
+    char *zTmp;
+    if (pCall->nFile == pCall->nFileAlloc) {
+      int nNew = pCall->nFileAlloc * 2 + 8;
+      char **aNew = (char **)sqlite3_realloc64(pCall->azFile,
+                                               sizeof(char *) * (size_t)nNew);
+      if (aNew == NULL) return SQLITE_NOMEM;
+      pCall->azFile = aNew;
+      pCall->nFileAlloc = nNew;
+    }
+    zTmp = colvecFolderSegPath(zDestDir, h->iSegid, ".tmp");
     if (zTmp == NULL) return SQLITE_NOMEM;
     colvecSegmentHandleRef(h);
     rc = colvecSegfileCopyTo(h->pSeg, &colvecStoreFile, zTmp,
                              pTick ? &pTick->hook : NULL, &err);
     colvecSegmentHandleUnref(p->pConfig, h);
-    sqlite3_free(zTmp);
+    if (rc == COLVEC_OK) {
+      /* renamed to its name without ".tmp" (colvecSegfileCopyTo) */
+      zTmp[strlen(zTmp) - 4] = 0;
+      pCall->azFile[pCall->nFile++] = zTmp;
+    } else {
+      sqlite3_free(zTmp);
+    }
     if (rc == COLVEC_INTERRUPT) {
       rc = colvecTickError(pzErr);
     } else if (rc != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    } else {
-      (*pnFile)++;
     }
   }
-  if (rc == SQLITE_OK &&
-      colvecStoreFile.xSyncDir(zDestDir, &err) != COLVEC_OK) {
-    *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = SQLITE_IOERR_FSYNC;
+  if (rc == SQLITE_OK) {
+    rc = colvecStoreFile.xSyncDir(zDestDir, &err);
+    if (rc != COLVEC_OK) {
+      *pzErr = sqlite3_mprintf("%s", err.zMsg);
+      rc = colvecFileRc(rc, SQLITE_IOERR_FSYNC);
+    }
   }
   return rc;
 }
@@ -410,32 +442,33 @@ static int backupSegments(BackupCall *p) {
   for (i = 0; rc == SQLITE_OK && i < p->nTab; i++) {
     ColvecVtab *pTab;
     char *zDir, *zErr = NULL;
-    int nFile = 0;
     if (p->apTab[i] == NULL) continue; /* not a colvec table */
     pTab = colvecVtabFind(p->db, p->zDb, p->azTab[i]);
     if (pTab == NULL) return SQLITE_ERROR; /* connected by backupOpenTables */
     zDir = sqlite3_mprintf("%s" COLVEC_OS_SEP "%s", p->zRoot,
                            colvecOsBaseName(pTab->pSegs->zDir));
     if (zDir == NULL) return SQLITE_NOMEM;
-    if (colvecStoreFile.xMkdir(zDir, &err) != COLVEC_OK) {
-      rc = backupError(p, SQLITE_CANTOPEN,
+    rc = colvecStoreFile.xMkdir(zDir, &err);
+    if (rc != COLVEC_OK) {
+      rc = backupError(p, colvecFileRc(rc, SQLITE_CANTOPEN),
                        "colvec: colvec_backup: cannot create folder \"%s\"%s%s",
                        zDir, err.zMsg[0] ? ": " : " (it exists)", err.zMsg);
       sqlite3_free(zDir);
       break;
     }
     p->azDir[i] = zDir;
-    rc = backupCopySegments(pTab->pSegs, zDir, &tick, &nFile, &zErr);
-    p->nFile += nFile;
+    rc = backupCopySegments(p, pTab->pSegs, zDir, &tick, &zErr);
     if (rc != SQLITE_OK) {
       backupError(p, rc, "%s", zErr ? zErr : sqlite3_errstr(rc));
     }
     sqlite3_free(zErr);
   }
-  if (rc == SQLITE_OK && p->zRoot &&
-      (colvecStoreFile.xSyncDir(p->zRoot, &err) != COLVEC_OK ||
-       colvecStoreFile.xSyncParent(p->zRoot, &err) != COLVEC_OK)) {
-    rc = backupError(p, SQLITE_IOERR_FSYNC, "%s", err.zMsg);
+  if (rc == SQLITE_OK && p->zRoot) {
+    rc = colvecStoreFile.xSyncDir(p->zRoot, &err);
+    if (rc == COLVEC_OK) rc = colvecStoreFile.xSyncParent(p->zRoot, &err);
+    if (rc != COLVEC_OK) {
+      rc = backupError(p, colvecFileRc(rc, SQLITE_IOERR_FSYNC), "%s", err.zMsg);
+    }
   }
   return rc;
 }
@@ -475,13 +508,14 @@ static int backupPages(BackupCall *p) {
   colvecErrClear(&err);
   rc = colvecStoreFile.xOpen(p->zDest, COLVEC_OPEN_READWRITE, &pFile, &err);
   if (rc == COLVEC_OK) rc = colvecStoreFile.xSync(pFile, &err);
-  if (pFile &&
-      colvecStoreFile.xClose(pFile, rc == COLVEC_OK ? &err : NULL) != COLVEC_OK)
-    rc = COLVEC_IOERR;
+  if (pFile) {
+    int rcClose = colvecStoreFile.xClose(pFile, rc == COLVEC_OK ? &err : NULL);
+    if (rc == COLVEC_OK) rc = rcClose;
+  }
   if (rc == COLVEC_OK) rc = colvecStoreFile.xSyncParent(p->zDest, &err);
   if (rc != COLVEC_OK) {
-    return backupError(p, SQLITE_IOERR_FSYNC, "colvec: colvec_backup: %s",
-                       err.zMsg);
+    return backupError(p, colvecFileRc(rc, SQLITE_IOERR_FSYNC),
+                       "colvec: colvec_backup: %s", err.zMsg);
   }
   return SQLITE_OK;
 }
@@ -497,18 +531,17 @@ static void backupUndo(BackupCall *p) {
     sqlite3_close(p->pDest);
     p->pDest = NULL;
   }
+  for (i = 0; i < p->nFile; i++) {
+    colvecStoreFile.xUnlink(p->azFile[i], NULL);
+  }
   for (i = 0; p->azDir && i < p->nTab; i++) {
-    if (p->azDir[i]) colvecFolderRemove(&colvecStoreFile, p->azDir[i]);
+    /* fails, harmlessly, when files the call did not write are there */
+    if (p->azDir[i]) colvecStoreFile.xRmdir(p->azDir[i], NULL);
   }
   if (p->zRoot) colvecStoreFile.xRmdir(p->zRoot, NULL);
-  if (p->bMadeDb) {
-    static const char *const azSuffix[] = {"", "-journal", "-wal", "-shm"};
-    for (i = 0; i < (int)(sizeof(azSuffix) / sizeof(azSuffix[0])); i++) {
-      char *zPath = sqlite3_mprintf("%s%s", p->zDest, azSuffix[i]);
-      if (zPath && colvecStoreFile.xKind(zPath) != COLVEC_OS_NONE) {
-        colvecStoreFile.xUnlink(zPath, NULL);
-      }
-      sqlite3_free(zPath);
+  for (i = 0; p->bMadeDb && i < BACKUP_NDBFILE; i++) {
+    if (colvecStoreFile.xKind(p->azDbFile[i]) != COLVEC_OS_NONE) {
+      colvecStoreFile.xUnlink(p->azDbFile[i], NULL);
     }
   }
 }
@@ -561,6 +594,11 @@ static void backupFunc(sqlite3_context *pCtx, int argc, sqlite3_value **argv) {
     if (p->azDir) sqlite3_free(p->azDir[i]);
     sqlite3_free(p->azTab[i]);
   }
+  for (i = 0; i < p->nFile; i++)
+    sqlite3_free(p->azFile[i]);
+  for (i = 0; i < BACKUP_NDBFILE; i++)
+    sqlite3_free(p->azDbFile[i]);
+  sqlite3_free(p->azFile);
   sqlite3_free(p->apTab);
   sqlite3_free(p->azDir);
   sqlite3_free(p->azTab);

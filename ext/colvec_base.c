@@ -53,6 +53,11 @@ int colvecReadRc(int rc, int iErrno) {
   return COLVEC_CORRUPT_VTAB; /* a bad file, or shorter than it says */
 }
 
+/* Maps a file call's failure to an SQLite code; see colvecInt.h. */
+int colvecFileRc(int rc, int rcOther) {
+  return rc == COLVEC_NOMEM ? SQLITE_NOMEM : rcOther;
+}
+
 /*************************************************************************
 ** The interrupt probe (see colvecInt.h).
 **
@@ -97,7 +102,12 @@ int colvecTickStop(void *pCtx) {
       if (pStmt && sqlite3_finalize(pStmt) == SQLITE_INTERRUPT) {
         rc = SQLITE_INTERRUPT;
       }
-      p->bStop = rc == SQLITE_INTERRUPT;
+      /* A probe that ran out of memory has failed the statement that
+      ** called colvec: SQLite keeps the failed allocation as the state of
+      ** the connection while that statement runs, and reports it when the
+      ** statement ends. Stop now, so that the work is undone, not
+      ** finished and then reported as failed. */
+      p->bStop = rc == SQLITE_INTERRUPT || (rc & 0xff) == SQLITE_NOMEM;
       p->rNext = rNow + 2.0;
     }
   }

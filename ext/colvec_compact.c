@@ -588,7 +588,7 @@ static int compactWriteRows(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int rcDir = pSegs->pStore->xMkdirUp(pSegs->zDir, 1, &err);
     if (rcDir != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+      rc = colvecFileRc(rcDir, SQLITE_CANTOPEN);
     }
   }
   if (rc == SQLITE_OK) {
@@ -601,7 +601,7 @@ static int compactWriteRows(ColvecSegTable *pSegs, ColvecStorage *pStorage,
     int rcUnlink = pSegs->pStore->xUnlink(zPath, &err);
     if (rcUnlink != COLVEC_OK) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = rcUnlink == COLVEC_NOMEM ? SQLITE_NOMEM : compactIoRc(err.iErrno);
+      rc = colvecFileRc(rcUnlink, compactIoRc(err.iErrno));
     }
   }
   if (rc == SQLITE_OK) {

@@ -170,7 +170,7 @@ int colvecFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
   rc = pStore->xMkdirUp(zRoot, 0, &err);
   if (rc != COLVEC_OK) {
     *pzErr = sqlite3_mprintf("%s", err.zMsg);
-    rc = rc == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+    rc = colvecFileRc(rc, SQLITE_CANTOPEN);
   }
   for (iTry = 0; rc == SQLITE_OK && iTry < 100; iTry++) {
     sqlite3_uint64 iRand = 0;
@@ -200,7 +200,7 @@ int colvecFolderNew(sqlite3 *db, const char *zDb, char **pzFolder,
     *pzFolder = NULL;
     if (rcDir != COLVEC_ERROR) {
       *pzErr = sqlite3_mprintf("%s", err.zMsg);
-      rc = rcDir == COLVEC_NOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+      rc = colvecFileRc(rcDir, SQLITE_CANTOPEN);
     }
   }
   if (rc == SQLITE_OK && *pzFolder == NULL) {

@@ -447,7 +447,8 @@ static void oomScript4(OomScript *p) {
 ** inserts into the pending batch and the delta, a segment (delta_rows=4),
 ** lookups by id, a KNN returning ids and filtered by one, UPDATE and DELETE
 ** by id, OR REPLACE of a taken id, a savepoint rolled back, and the
-** integrity check of the id map.
+** integrity check of the id map; then colvec_backup() of the database
+** beside it.
 */
 static void oomScript5(OomScript *p) {
   memset(p, 0, sizeof(*p));
@@ -485,6 +486,11 @@ static void oomScript5(OomScript *p) {
                            "RELEASE s"));
   oomAddStep(p, oomStrdupf("INSERT INTO t(t) VALUES('integrity-check')"));
   oomAddStep(p, oomStrdupf("SELECT rowid, id, tag FROM t ORDER BY rowid"));
+  /* a copy beside the database: a failed one leaves nothing behind, or
+  ** the step run again on resume would find its destination taken */
+  oomAddStep(p, oomStrdupf("SELECT colvec_backup((SELECT file FROM "
+                           "pragma_database_list WHERE name = 'main') || "
+                           "'.copy')"));
 }
 
 /* Script 3: the scalar functions (no table). */
@@ -829,9 +835,12 @@ static void oomChild(const OomScript *p, int N, int bPersist, int fd) {
       /* a plain SQLITE_IOERR (no extended code: not SQLite's own
       ** SQLITE_IOERR_NOMEM) is colvec reporting its out-of-memory as an
       ** I/O error: no I/O fails here */
+      /* nor may a message that says "out of memory" come with another
+      ** code (it did: CANTOPEN and IOERR_FSYNC from colvec_backup) */
       int bBad = (rcFail & 0xff) == SQLITE_CORRUPT ||
                  (rcFail & 0xff) == SQLITE_MISUSE ||
-                 (rcFail & 0xff) == SQLITE_INTERNAL || rcFail == SQLITE_IOERR;
+                 (rcFail & 0xff) == SQLITE_INTERNAL || rcFail == SQLITE_IOERR ||
+                 strstr(zErr, "out of memory");
       testSay(fd, "%c N=%d step %d failed with rc=%d (%s), not SQLITE_NOMEM",
               bBad ? 'E' : 'N', N, iFail, rcFail, zErr);
     }
