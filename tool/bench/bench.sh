@@ -16,7 +16,8 @@
 #
 # usage: tool/bench/bench.sh [--quick] [--all | --fmnist --h2h --s1536
 #                      --s1536-variants --access --prefault --loadbench
-#                      --million --million768 --int8 --storage]
+#                      --million --million768 --million128 --int8
+#                      --storage]
 #                      [--compare OLD.so [--rounds N]]
 #                      [--reuse] [--colvec PATH] [--engines "LIST"]
 #                      [--work DIR] [--out DIR]
@@ -45,6 +46,8 @@
 #                 vectorlite (of --engines) loaded under /usr/bin/time
 #                 (<out>/million768.tsv: wall, CPU-seconds, peak RSS),
 #                 then ef sweeps (query RSS in results.tsv); not in --all
+#   --million128  the same for 1M x 128 (M128_N rows; quick: 100k), 1,000
+#                 queries (<out>/million128.tsv); not in --all
 #   --int8        int8[128] and bit[256] columns (50k rows): indexed vs
 #                 exact (<out>/int8.txt)
 #   --storage     storage=sidecar vs storage=embedded at defaults
@@ -94,7 +97,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --reuse) REUSE=(--reuse) ;;
     --all) SECTIONS="fmnist h2h s1536 s1536_variants access prefault loadbench million int8" ;;
-    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--million768|--int8|--storage)
+    --fmnist|--h2h|--s1536|--access|--prefault|--loadbench|--million|--million768|--million128|--int8|--storage)
       SECTIONS="$SECTIONS ${1#--}" ;;
     --s1536-variants) SECTIONS="$SECTIONS s1536_variants" ;;
     --synthetic) SECTIONS="$SECTIONS s1536" ;;  # older name
@@ -129,7 +132,7 @@ if [ "$QUICK" = 1 ]; then
   S1536_TITLE="Synthetic (quick: 20,000 x 1536), 200 queries"
   S1536_N=20000; ACCESS_N=10000; PREFAULT_N=10000
   LOAD_N=100000; LOAD_HNSW_N=20000; MILLION_N=100000; INT8_N=10000
-  M768_N=50000
+  M768_N=50000; M128_N=100000
 else
   MODE=full; RUNS=3
   FMNIST_SIZE=(--queries 1000); SVEC_QUERIES=200
@@ -137,7 +140,7 @@ else
   S1536_TITLE="Synthetic: 200,000 x 1536 (64 clusters), l2, 200 queries, k = 10"
   S1536_N=200000; ACCESS_N=50000; PREFAULT_N=50000
   LOAD_N=1000000; LOAD_HNSW_N=200000; MILLION_N=1000000; INT8_N=50000
-  M768_N=${M768_N:-1000000}
+  M768_N=${M768_N:-1000000}; M128_N=${M128_N:-1000000}
 fi
 OUT=${OUT:-$WORK/results-$MODE}
 mkdir -p "$OUT"
@@ -468,37 +471,40 @@ section_million() {
     | tee "$OUT/filters.txt" >&2 || FAILED=$((FAILED+1))
 }
 
-# section_million768: 1M x 768 (quick: 50k) synthetic rows, each engine of
-# --engines that keeps an index (colvec, hnswlib, vectorlite; sqlite-vec's
-# brute force is left out): the load timed by /usr/bin/time (wall and
-# CPU-seconds, peak RSS) into <out>/million768.tsv, then an ef sweep
-# (0: colvec's default) whose peak RSS is the query process's alone.
-section_million768() {
-  local e ds=(--dataset synthetic --dim 768 --clusters 64 --seed 1
-              --queries 200 --n "$M768_N")
+# million_peers TAG N DIM QUERIES: N synthetic rows of DIM dimensions
+# (colvec's table labelled mDIM-default),
+# each engine of --engines that keeps an index (colvec, hnswlib,
+# vectorlite; sqlite-vec's brute force is left out): the load timed by
+# /usr/bin/time (wall and CPU-seconds, peak RSS) into <out>/TAG.tsv, then
+# an ef sweep (0: colvec's default) whose peak RSS is the query process's
+# alone.
+million_peers() {
+  local tag=$1 n=$2 dim=$3 nq=$4 e
+  local ds=(--dataset synthetic --dim "$dim" --clusters 64 --seed 1
+            --queries "$nq" --n "$n")
   local sweep=(--tsv "$TSV" --md "$MD" --runs "$RUNS")
-  local tsv=$OUT/million768.tsv
+  local tsv=$OUT/$tag.tsv
   [ -f "$tsv" ] || printf 'engine\twall_s\tuser_s\tsys_s\tpeak_rss_kib\n' >"$tsv"
   for e in $ENGINES; do
     case "$e" in
       colvec)
         need_colvec || continue
-        timed "$tsv" colvec "$BIN/colvec-bench" --engine colvec \
+        timed "$tsv" "$tag" colvec "$BIN/colvec-bench" --engine colvec \
           --ext "$COLVEC_SO" --work-dir "$WORK" "${ds[@]}" \
-          --label m768-default --options "" --phase load "${REUSE[@]}"
-        run "m768 colvec sweep" cvb "${ds[@]}" --label m768-default \
+          --label "m$dim-default" --options "" --phase load "${REUSE[@]}"
+        run "$tag colvec sweep" cvb "${ds[@]}" --label "m$dim-default" \
           --phase query "${sweep[@]}" --ef 0,32,48,64,96,128
         ;;
       hnswlib)
-        timed "$tsv" hnswlib "$BIN/hnswlib-bench" \
+        timed "$tsv" "$tag" hnswlib "$BIN/hnswlib-bench" \
           --work-dir "$WORK" "${ds[@]}" --threads 1 --reuse "${#REUSE[@]}" \
           "${sweep[@]}" --ef 16,32,48,64,96,128
         ;;
       vectorlite)
-        timed "$tsv" vectorlite "$BIN/colvec-bench" \
+        timed "$tsv" "$tag" vectorlite "$BIN/colvec-bench" \
           --engine vectorlite --ext "$VECTORLITE_SO" --work-dir "$WORK" \
           --phase load "${REUSE[@]}" "${ds[@]}"
-        run "m768 vectorlite query" "$BIN/colvec-bench" --engine vectorlite \
+        run "$tag vectorlite query" "$BIN/colvec-bench" --engine vectorlite \
           --ext "$VECTORLITE_SO" --work-dir "$WORK" --phase query \
           "${sweep[@]}" --ef 16,32,48,64,96,128 "${ds[@]}"
         ;;
@@ -507,18 +513,25 @@ section_million768() {
   cat "$tsv" >&2
 }
 
-# timed TSV NAME PROGRAM ARGS...: runs PROGRAM as `run` does (stderr to
-# the log), under /usr/bin/time, and appends NAME, wall and CPU seconds and
-# peak RSS to TSV (the hnswlib line counts its queries too: one process
-# builds and queries).
+# section_million768: 1M x 768 (quick: 50k), 200 queries (million_peers).
+section_million768() { million_peers million768 "$M768_N" 768 200; }
+
+# section_million128: 1M x 128 (quick: 100k), 1,000 queries
+# (million_peers).
+section_million128() { million_peers million128 "$M128_N" 128 1000; }
+
+# timed TSV TAG NAME PROGRAM ARGS...: runs PROGRAM as `run` does (stderr
+# to the log), under /usr/bin/time, and appends NAME, wall and CPU seconds
+# and peak RSS to TSV (the hnswlib line counts its queries too: one process
+# builds and queries). TAG names the section in messages.
 timed() {
-  local tsv=$1 name=$2 t; shift 2
+  local tsv=$1 tag=$2 name=$3 t; shift 3
   t=$(mktemp)
-  echo "== m768 $name load" | tee -a "$LOG" >&2
+  echo "== $tag $name load" | tee -a "$LOG" >&2
   if /usr/bin/time -f "%e\t%U\t%S\t%M" -o "$t" "$@" >/dev/null 2>>"$LOG"; then
     printf '%s\t%s\n' "$name" "$(tail -1 "$t")" >>"$tsv"
   else
-    echo "bench.sh: FAILED: m768 $name load (see $LOG)" >&2
+    echo "bench.sh: FAILED: $tag $name load (see $LOG)" >&2
     FAILED=$((FAILED+1))
   fi
   rm -f "$t"
