@@ -4,11 +4,13 @@
 ** building is in colvec_hnsw_build.c.
 **
 ** Search follows hnswlib: greedy descent through the upper levels, then a
-** beam search of width ef on level 0 with a min-heap of candidates to expand
-** and a max-heap of the best ef accepted nodes. Nodes the caller's xAccept
-** rejects are expanded like any other but never enter the result heap, so a
-** filtered search keeps widening until it holds ef accepted nodes (or the
-** reachable graph is exhausted).
+** beam search of width ef on level 0. Unfiltered, the beam is one sorted
+** pool of the best ef nodes found, expanded nearest first; filtered, it is
+** hnswlib's min-heap of candidates to expand and max-heap of the best ef
+** accepted nodes. Nodes the caller's xAccept rejects are expanded like any
+** other but never enter the result heap, so a filtered search keeps
+** widening until it holds ef accepted nodes (or the reachable graph is
+** exhausted).
 */
 #include "colvec_hnsw.h"
 #include "colvec_os.h"
@@ -410,8 +412,11 @@ int colvecHnswSearchNew(ColvecHnswSearch **ppSearch) {
 void colvecHnswSearchFree(ColvecHnswSearch *pSearch) {
   if (pSearch) {
     colvecFree(pSearch->aVisit);
+    colvecFree(pSearch->aTouched);
     colvecFree(pSearch->aCand);
     colvecFree(pSearch->aTop);
+    colvecFree(pSearch->aPool);
+    colvecFree(pSearch->aDone);
     colvecFree(pSearch);
   }
 }
@@ -430,12 +435,17 @@ int colvecHnswSearchReserve(ColvecHnswSearch *pSearch, uint32_t nNode,
   if (nEf > (1 << 28)) return COLVEC_RANGE;
   nTop = (uint32_t)(nEf < 1 ? 1 : nEf) + 1;
   nCand = nTop * 2 < 64 ? 64 : nTop * 2;
-  if (nNode > p->nVisit) {
-    uint16_t *a = (uint16_t *)colvecRealloc(p->aVisit, (int64_t)nNode * 2);
+  if ((nNode + 63) / 64 > p->nVisit) {
+    uint32_t nWord = (nNode + 63) / 64;
+    uint64_t *a = (uint64_t *)colvecRealloc(p->aVisit, (int64_t)nWord * 8);
+    uint32_t *aT;
     if (a == NULL) return COLVEC_NOMEM;
-    memset(&a[p->nVisit], 0, (size_t)(nNode - p->nVisit) * 2);
+    memset(&a[p->nVisit], 0, (size_t)(nWord - p->nVisit) * 8);
     p->aVisit = a;
-    p->nVisit = nNode;
+    aT = (uint32_t *)colvecRealloc(p->aTouched, (int64_t)nWord * 4);
+    if (aT == NULL) return COLVEC_NOMEM;
+    p->aTouched = aT;
+    p->nVisit = nWord;
   }
   if (nTop > p->nTopAlloc) {
     ColvecHnswPair *a = (ColvecHnswPair *)colvecRealloc(
@@ -443,6 +453,16 @@ int colvecHnswSearchReserve(ColvecHnswSearch *pSearch, uint32_t nNode,
     if (a == NULL) return COLVEC_NOMEM;
     p->aTop = a;
     p->nTopAlloc = nTop;
+  }
+  if (nTop > p->nPoolAlloc) {
+    uint64_t *a = (uint64_t *)colvecRealloc(p->aPool, (int64_t)nTop * 8);
+    uint8_t *aD;
+    if (a == NULL) return COLVEC_NOMEM;
+    p->aPool = a;
+    aD = (uint8_t *)colvecRealloc(p->aDone, (int64_t)nTop);
+    if (aD == NULL) return COLVEC_NOMEM;
+    p->aDone = aD;
+    p->nPoolAlloc = nTop;
   }
   if (nCand > p->nCandAlloc) {
     ColvecHnswPair *a = (ColvecHnswPair *)colvecRealloc(
@@ -454,13 +474,27 @@ int colvecHnswSearchReserve(ColvecHnswSearch *pSearch, uint32_t nNode,
   return COLVEC_OK;
 }
 
-/* Starts a new visited set: bumps the epoch, clearing tags only on wrap. */
-static void hnswNextEpoch(ColvecHnswSearch *p) {
-  p->iEpoch++;
-  if (p->iEpoch == 0) {
-    memset(p->aVisit, 0, (size_t)p->nVisit * 2);
-    p->iEpoch = 1;
-  }
+/*
+** Empties the visited set: clears the words the last search set (also
+** when it stopped early, on an error).
+*/
+static void hnswVisitReset(ColvecHnswSearch *p) {
+  uint32_t i;
+  for (i = 0; i < p->nTouched; i++)
+    p->aVisit[p->aTouched[i]] = 0;
+  p->nTouched = 0;
+}
+
+/* Whether node (local id) id is in the visited set. */
+static int hnswVisited(const ColvecHnswSearch *p, uint32_t id) {
+  return (int)(p->aVisit[id / 64] >> (id % 64)) & 1;
+}
+
+/* Adds node (local id) id to the visited set. */
+static void hnswVisit(ColvecHnswSearch *p, uint32_t id) {
+  uint64_t *pW = &p->aVisit[id / 64];
+  if (*pW == 0) p->aTouched[p->nTouched++] = id / 64;
+  *pW |= (uint64_t)1 << (id % 64);
 }
 
 /*
@@ -639,8 +673,8 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
   for (j = 1; j <= n; j++) {
     uint32_t id = a[j];
     if (id >= pGraph->nNode) return COLVEC_CORRUPT;
-    if (pS->aVisit[id] == pS->iEpoch) continue;
-    pS->aVisit[id] = pS->iEpoch;
+    if (hnswVisited(pS, id)) continue;
+    hnswVisit(pS, id);
     if (pQuery->xAccept(pCtx, id)) {
       aNew[nNew++] = id;
     } else {
@@ -654,8 +688,8 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
     for (k = 1; k <= b[0] && nNew < nCap; k++) {
       uint32_t id = b[k];
       if (id >= pGraph->nNode) return COLVEC_CORRUPT;
-      if (!pQuery->xAccept(pCtx, id) || pS->aVisit[id] == pS->iEpoch) continue;
-      pS->aVisit[id] = pS->iEpoch;
+      if (!pQuery->xAccept(pCtx, id) || hnswVisited(pS, id)) continue;
+      hnswVisit(pS, id);
       aNew[nNew++] = id;
     }
   }
@@ -664,92 +698,97 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
 }
 
 /*
-** Beam search of width nEf (>= 1) on iLevel from local id iStart (distance
-** dStart), hnswlib's searchBaseLayer. Local ids are node ids on level 0 and
-** directory indices above; pSearch must have been reserved for the graph's
-** nNode and nEf. On return pSearch->aTop[0..nTop) is a max-heap of the best
-** nEf accepted nodes found (local ids). Returns COLVEC_OK, COLVEC_CORRUPT
-** when a level-0 record is out of range, or COLVEC_NOMEM when the candidate
-** heap could not grow.
+** Expands local id iCur on iLevel: its unvisited neighbours (the two-hop
+** set of a filtered level-0 search) are marked visited and written to aNew
+** with their distances to the query in aDist; *pnNew is set to their
+** number. Returns COLVEC_OK, or COLVEC_CORRUPT when the list or a link is
+** out of range.
 */
-int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
-                          const ColvecHnswQuery *pQuery, uint32_t iStart,
-                          float dStart, uint32_t nEf,
-                          ColvecHnswSearch *pSearch) {
-  ColvecHnswSearch *pS = pSearch;
+static int hnswExpand(const ColvecHnsw *pGraph, int iLevel,
+                      const ColvecHnswQuery *pQuery, ColvecHnswSearch *pS,
+                      uint32_t iCur, uint32_t *aNew, float *aDist,
+                      uint32_t *pnNew) {
   const uint32_t nMax = iLevel ? pGraph->nM : pGraph->nM0;
   const uint32_t nLimit = iLevel ? pGraph->nUpper : pGraph->nNode;
+  const uint32_t *a = colvecHnswLinks(pGraph, iLevel, iCur);
   void *pCtx = pQuery->pCtx;
-  uint32_t aNew[2 * COLVEC_HNSW_MAX_M];  /* unvisited neighbours */
-  uint32_t aNode[2 * COLVEC_HNSW_MAX_M]; /* their node ids (xDistBatch) */
-  float aDist[2 * COLVEC_HNSW_MAX_M];    /* their distances (xDistBatch) */
-  float dLower = INFINITY;               /* worst distance in aTop */
-  int bTwoHop = iLevel == 0 && pQuery->bTwoHop && pQuery->xAccept;
+  uint32_t aNode[2 * COLVEC_HNSW_MAX_M]; /* node ids of aNew (xDistBatch) */
+  uint32_t j, n = a[0], nNew = 0;
+
+  if (n > nMax) return COLVEC_CORRUPT;
+  if (iLevel == 0 && pQuery->bTwoHop && pQuery->xAccept) {
+    int rc = hnswTwoHop(pGraph, pQuery, pS, a, aNew, &nNew);
+    if (rc != COLVEC_OK) return rc;
+  } else {
+    for (j = 1; j <= n; j++) {
+      uint32_t id = a[j];
+      if (id >= nLimit) return COLVEC_CORRUPT;
+      if (!hnswVisited(pS, id)) {
+        hnswVisit(pS, id);
+        aNew[nNew++] = id;
+      }
+    }
+  }
+  if (pQuery->xDistBatch) {
+    for (j = 0; j < nNew; j++)
+      aNode[j] = hnswNodeOf(pGraph, iLevel, aNew[j]);
+    pQuery->xDistBatch(pCtx, aNode, (int)nNew, aDist);
+  } else {
+    for (j = 0; pQuery->xPrefetch && j < nNew && j < HNSW_PREFETCH_AHEAD; j++) {
+      pQuery->xPrefetch(pCtx, hnswNodeOf(pGraph, iLevel, aNew[j]));
+    }
+    for (j = 0; j < nNew; j++) {
+      if (pQuery->xPrefetch && j + HNSW_PREFETCH_AHEAD < nNew) {
+        pQuery->xPrefetch(
+            pCtx, hnswNodeOf(pGraph, iLevel, aNew[j + HNSW_PREFETCH_AHEAD]));
+      }
+      aDist[j] = pQuery->xDist(pCtx, hnswNodeOf(pGraph, iLevel, aNew[j]));
+    }
+  }
+  *pnNew = nNew;
+  return COLVEC_OK;
+}
+
+/*
+** The beam of a filtered search (pQuery->xAccept set): hnswlib's
+** searchBaseLayer, a min-heap of candidates to expand and a max-heap of
+** the best nEf accepted nodes; rejected nodes are expanded but never
+** enter the result. On return aTop is sorted ascending.
+*/
+static int hnswBeamHeap(const ColvecHnsw *pGraph, int iLevel,
+                        const ColvecHnswQuery *pQuery, uint32_t iStart,
+                        float dStart, uint32_t nEf, ColvecHnswSearch *pS) {
+  void *pCtx = pQuery->pCtx;
+  uint32_t aNew[2 * COLVEC_HNSW_MAX_M]; /* unvisited neighbours */
+  float aDist[2 * COLVEC_HNSW_MAX_M];   /* their distances */
+  float dLower = INFINITY;              /* worst distance in aTop */
+  uint32_t n;
   ColvecHnswPair x;
 
-  hnswNextEpoch(pS);
   pS->nCand = 0;
   pS->nTop = 0;
-  pS->aVisit[iStart] = pS->iEpoch;
   x.d = dStart;
   x.id = iStart;
-  if (pQuery->xAccept == NULL ||
-      pQuery->xAccept(pCtx, hnswNodeOf(pGraph, iLevel, iStart))) {
+  if (pQuery->xAccept(pCtx, hnswNodeOf(pGraph, iLevel, iStart))) {
     hnswHeapPush(pS->aTop, &pS->nTop, x, 1);
     dLower = dStart;
   }
   hnswHeapPush(pS->aCand, &pS->nCand, x, 0);
 
   while (pS->nCand > 0) {
-    const uint32_t *a;
-    uint32_t j, n, nNew = 0;
+    uint32_t j, nNew = 0;
+    int rc;
     ColvecHnswPair c = pS->aCand[0];
     if (c.d > dLower && pS->nTop >= nEf) break;
     hnswHeapPop(pS->aCand, &pS->nCand, 0);
     if (pS->nCand > 0 && iLevel == 0) {
       HNSW_PREFETCH(colvecHnswLinks(pGraph, 0, pS->aCand[0].id));
     }
-
-    a = colvecHnswLinks(pGraph, iLevel, c.id);
-    n = a[0];
-    if (n > nMax) return COLVEC_CORRUPT;
-    if (bTwoHop) {
-      int rc = hnswTwoHop(pGraph, pQuery, pS, a, aNew, &nNew);
-      if (rc != COLVEC_OK) return rc;
-    } else {
-      for (j = 1; j <= n; j++) {
-        uint32_t id = a[j];
-        if (id >= nLimit) return COLVEC_CORRUPT;
-        if (pS->aVisit[id] != pS->iEpoch) {
-          pS->aVisit[id] = pS->iEpoch;
-          aNew[nNew++] = id;
-        }
-      }
-    }
-    if (pQuery->xDistBatch) {
-      for (j = 0; j < nNew; j++)
-        aNode[j] = hnswNodeOf(pGraph, iLevel, aNew[j]);
-      pQuery->xDistBatch(pCtx, aNode, (int)nNew, aDist);
-    } else if (pQuery->xPrefetch) {
-      for (j = 0; j < nNew && j < HNSW_PREFETCH_AHEAD; j++) {
-        pQuery->xPrefetch(pCtx, hnswNodeOf(pGraph, iLevel, aNew[j]));
-      }
-    }
-
+    rc = hnswExpand(pGraph, iLevel, pQuery, pS, c.id, aNew, aDist, &nNew);
+    if (rc != COLVEC_OK) return rc;
     for (j = 0; j < nNew; j++) {
-      uint32_t iNode = hnswNodeOf(pGraph, iLevel, aNew[j]);
-      float d;
-      if (pQuery->xDistBatch) {
-        d = aDist[j];
-      } else {
-        if (pQuery->xPrefetch && j + HNSW_PREFETCH_AHEAD < nNew) {
-          pQuery->xPrefetch(
-              pCtx, hnswNodeOf(pGraph, iLevel, aNew[j + HNSW_PREFETCH_AHEAD]));
-        }
-        d = pQuery->xDist(pCtx, iNode);
-      }
-      if (pS->nTop < nEf || d < dLower) {
-        x.d = d;
+      if (pS->nTop < nEf || aDist[j] < dLower) {
+        x.d = aDist[j];
         x.id = aNew[j];
         if (pS->nCand == pS->nCandAlloc) {
           uint32_t nNewAlloc = pS->nCandAlloc * 2;
@@ -760,7 +799,7 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
           pS->nCandAlloc = nNewAlloc;
         }
         hnswHeapPush(pS->aCand, &pS->nCand, x, 0);
-        if (pQuery->xAccept == NULL || pQuery->xAccept(pCtx, iNode)) {
+        if (pQuery->xAccept(pCtx, hnswNodeOf(pGraph, iLevel, aNew[j]))) {
           hnswHeapPush(pS->aTop, &pS->nTop, x, 1);
           if (pS->nTop > nEf) hnswHeapPop(pS->aTop, &pS->nTop, 1);
           dLower = pS->aTop[0].d;
@@ -768,7 +807,106 @@ int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
       }
     }
   }
+  for (n = pS->nTop; n > 1;) {
+    x = hnswHeapPop(pS->aTop, &n, 1);
+    pS->aTop[n] = x;
+  }
   return COLVEC_OK;
+}
+
+/*
+** Position in the ascending keys a[0..n) at which key k belongs (the
+** number of keys below it). Branch-free halving: where the key lands is
+** not predictable, so a comparison decides an offset, not a jump.
+*/
+static uint32_t hnswPoolFind(const uint64_t *a, uint32_t n, uint64_t k) {
+  const uint64_t *p = a;
+  if (n == 0) return 0;
+  while (n > 1) {
+    uint32_t nHalf = n / 2;
+    p += p[nHalf] < k ? nHalf : 0;
+    n -= nHalf;
+  }
+  return (uint32_t)(p - a) + (p[0] < k);
+}
+
+/*
+** The beam of an unfiltered search: one pool of the best nEf nodes found,
+** kept sorted by (distance, id), each marked once expanded; the search
+** expands the first entry not yet expanded until every entry is. This is
+** the order hnswlib's two heaps give (the nearest unexpanded node among
+** the best nEf; a node pushed out of them is never expanded) with a
+** binary search and a short move per admitted node instead of three heap
+** operations. On return aTop holds the pool, ascending.
+*/
+static int hnswBeamPool(const ColvecHnsw *pGraph, int iLevel,
+                        const ColvecHnswQuery *pQuery, uint32_t iStart,
+                        float dStart, uint32_t nEf, ColvecHnswSearch *pS) {
+  uint32_t aNew[2 * COLVEC_HNSW_MAX_M]; /* unvisited neighbours */
+  float aDist[2 * COLVEC_HNSW_MAX_M];   /* their distances */
+  uint64_t *aPool = pS->aPool;
+  uint8_t *aDone = pS->aDone;
+  uint32_t nPool = 1, iNext = 0, i;
+  ColvecHnswPair x;
+
+  x.d = dStart;
+  x.id = iStart;
+  aPool[0] = hnswPairKey(x);
+  aDone[0] = 0;
+  while (iNext < nPool) {
+    uint32_t j, nNew = 0;
+    uint32_t iCur = (uint32_t)aPool[iNext];
+    int rc;
+    aDone[iNext] = 1;
+    while (iNext < nPool && aDone[iNext])
+      iNext++;
+    if (iNext < nPool && iLevel == 0) {
+      HNSW_PREFETCH(colvecHnswLinks(pGraph, 0, (uint32_t)aPool[iNext]));
+    }
+    rc = hnswExpand(pGraph, iLevel, pQuery, pS, iCur, aNew, aDist, &nNew);
+    if (rc != COLVEC_OK) return rc;
+    for (j = 0; j < nNew; j++) {
+      uint64_t k;
+      uint32_t iAt, nMove;
+      x.d = aDist[j];
+      x.id = aNew[j];
+      k = hnswPairKey(x);
+      if (nPool == nEf && k >= aPool[nPool - 1]) continue;
+      iAt = hnswPoolFind(aPool, nPool, k);
+      nMove = (nPool == nEf ? nPool - 1 : nPool) - iAt;
+      memmove(&aPool[iAt + 1], &aPool[iAt], nMove * sizeof(uint64_t));
+      memmove(&aDone[iAt + 1], &aDone[iAt], nMove);
+      aPool[iAt] = k;
+      aDone[iAt] = 0;
+      if (nPool < nEf) nPool++;
+      if (iAt < iNext) iNext = iAt;
+    }
+  }
+  for (i = 0; i < nPool; i++)
+    pS->aTop[i] = hnswPairOfKey(aPool[i]);
+  pS->nTop = nPool;
+  return COLVEC_OK;
+}
+
+/*
+** Beam search of width nEf (>= 1) on iLevel from local id iStart (distance
+** dStart), hnswlib's searchBaseLayer. Local ids are node ids on level 0 and
+** directory indices above; pSearch must have been reserved for the graph's
+** nNode and nEf. On return pSearch->aTop[0..nTop) holds the best nEf
+** accepted nodes found (local ids), ascending by (distance, id). Returns
+** COLVEC_OK, COLVEC_CORRUPT when a level-0 record is out of range, or
+** COLVEC_NOMEM when the candidate heap could not grow.
+*/
+int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
+                          const ColvecHnswQuery *pQuery, uint32_t iStart,
+                          float dStart, uint32_t nEf,
+                          ColvecHnswSearch *pSearch) {
+  hnswVisitReset(pSearch);
+  hnswVisit(pSearch, iStart);
+  if (pQuery->xAccept) {
+    return hnswBeamHeap(pGraph, iLevel, pQuery, iStart, dStart, nEf, pSearch);
+  }
+  return hnswBeamPool(pGraph, iLevel, pQuery, iStart, dStart, nEf, pSearch);
 }
 
 /*
@@ -876,13 +1014,10 @@ int colvecHnswSearch(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
     return COLVEC_OK;
   }
 
-  while (pSearch->nTop > (uint32_t)k)
-    hnswHeapPop(pSearch->aTop, &pSearch->nTop, 1);
-  n = pSearch->nTop;
-  for (i = n; i > 0; i--) {
-    ColvecHnswPair x = hnswHeapPop(pSearch->aTop, &pSearch->nTop, 1);
-    aOutNode[i - 1] = x.id;
-    aOutDist[i - 1] = x.d;
+  n = pSearch->nTop < (uint32_t)k ? pSearch->nTop : (uint32_t)k;
+  for (i = 0; i < n; i++) {
+    aOutNode[i] = pSearch->aTop[i].id;
+    aOutDist[i] = pSearch->aTop[i].d;
   }
   *pnOut = (int)n;
   return COLVEC_OK;

@@ -304,17 +304,28 @@ struct ColvecHnsw {
   void *pOwned;       /* memory behind the arrays; NULL when in place */
 };
 
-/* Search scratch: epoch-tagged visited set, candidate and result heaps. */
+/*
+** Search scratch: a visited bit set; for a filtered search the
+** candidate and result heaps, for an unfiltered one a sorted pool.
+*/
 struct ColvecHnswSearch {
-  uint16_t *aVisit;      /* per-node tag; == iEpoch means visited */
-  uint32_t nVisit;       /* entries in aVisit */
-  uint16_t iEpoch;       /* tag of the current layer search */
+  uint64_t *aVisit;      /* visited set: bit i%64 of word i/64 for node i */
+  uint32_t nVisit;       /* words in aVisit */
+  uint32_t *aTouched;    /* words of aVisit made non-zero since the last
+                         ** reset (each once; room for nVisit) */
+  uint32_t nTouched;     /* entries in aTouched */
   ColvecHnswPair *aCand; /* min-heap of nodes still to expand */
   uint32_t nCand;        /* entries in aCand */
   uint32_t nCandAlloc;   /* capacity of aCand (grows, never shrinks) */
-  ColvecHnswPair *aTop;  /* max-heap of the best accepted nodes */
+  ColvecHnswPair *aTop;  /* the best accepted nodes: a max-heap during a
+                         ** filtered search, ascending by (distance, id)
+                         ** once colvecHnswSearchLayer returns */
   uint32_t nTop;         /* entries in aTop */
   uint32_t nTopAlloc;    /* capacity of aTop */
+  uint64_t *aPool;       /* unfiltered search: sort keys of the best nodes
+                         ** found (colvecHnswSortPairs' order), ascending */
+  uint8_t *aDone;        /* aDone[i] != 0: aPool[i]'s links were expanded */
+  uint32_t nPoolAlloc;   /* capacity of aPool and aDone */
   int bGaveUp;           /* a two-hop search gave up: the nodes it admits
                          ** are sparse near the query (under a quarter of
                          ** rPass among the start's two-hop neighbours)
@@ -332,7 +343,7 @@ uint32_t *colvecHnswLinks(const ColvecHnsw *pGraph, int iLevel, uint32_t id);
 /* Greedy descent from directory index *piUp on levels iTop..iBottom (>=1). */
 void colvecHnswGreedy(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
                       int iTop, int iBottom, uint32_t *piUp, float *pdCur);
-/* Beam search of width nEf on one level; result in pSearch->aTop. */
+/* Beam search of width nEf on one level; result ascending in aTop. */
 int colvecHnswSearchLayer(const ColvecHnsw *pGraph, int iLevel,
                           const ColvecHnswQuery *pQuery, uint32_t iStart,
                           float dStart, uint32_t nEf,

@@ -239,20 +239,13 @@ static int hnswInsertLinks(HnswWorker *pW, uint32_t q) {
     uint32_t nCand = 0, nSel, nCap = l ? pG->nM : pG->nM0;
     if (l <= iTop) {
       ColvecHnswSearch *pS = pW->pSearch;
-      uint32_t iBest = 0;
       rc = colvecHnswSearchLayer(pG, l, &pW->query, l ? iCurUp : iCurNode, dCur,
                                  pB->nEfC, pS);
       if (rc != COLVEC_OK) break;
-      for (j = 0; j < pS->nTop; j++) {
-        pW->aCand[nCand++] = pS->aTop[j];
-        if (pS->aTop[j].d < pS->aTop[iBest].d ||
-            (pS->aTop[j].d == pS->aTop[iBest].d &&
-             pS->aTop[j].id < pS->aTop[iBest].id)) {
-          iBest = j;
-        }
-      }
-      dCur = pS->aTop[iBest].d;
-      iCurUp = pS->aTop[iBest].id;
+      memcpy(pW->aCand, pS->aTop, pS->nTop * sizeof(ColvecHnswPair));
+      nCand = pS->nTop;
+      dCur = pS->aTop[0].d; /* the nearest: aTop is ascending */
+      iCurUp = pS->aTop[0].id;
       iCurNode = hnswNode(pG, l, iCurUp);
       if (pB->pEstimate) hnswRescore(pB, l, q, pW->aCand, nCand);
     }

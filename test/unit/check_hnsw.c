@@ -997,42 +997,78 @@ START_TEST(test_prefetch) {
 }
 END_TEST
 
+/* Searches gpL2 for query i with pS; asserts the answer of pFresh. */
+static void tSameAsFresh(ColvecHnswSearch *pS, ColvecHnswSearch *pFresh,
+                         int i) {
+  TQuery q;
+  ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
+  uint32_t aA[10], aB[10];
+  float dA[10], dB[10];
+  int nA, nB, j;
+  memset(&q, 0, sizeof(q));
+  q.pData = &gL2;
+  q.aQ = &gaQuery[(size_t)i * T_DIM];
+  hq.pCtx = &q;
+  T_EQ(colvecHnswSearch(gpL2, &hq, 32, 10, pS, aA, dA, &nA), COLVEC_OK);
+  T_EQ(colvecHnswSearch(gpL2, &hq, 32, 10, pFresh, aB, dB, &nB), COLVEC_OK);
+  T_EQ(nA, 10);
+  T_EQ(nA, nB);
+  for (j = 0; j < nA; j++)
+    T_EQ(aA[j], aB[j]);
+}
+
 /*
-** The visited epoch wraps (uint16) without stale tags: searches across the
-** wrap give the same answers as a fresh context.
+** The visited set is emptied before each search: after a search of a
+** smaller graph (the set then grows), and after a search that stopped on a
+** corrupt link half way (its marks still set), a search gives the answer
+** of a fresh context.
 */
-START_TEST(test_epoch_wrap) {
+START_TEST(test_visit_reset) {
   ColvecHnswSearch *pFresh = NULL, *pOld = NULL;
-  int i, j;
+  TData d;
+  ColvecHnsw *pG = tSmallGraph(&d);
+  size_t n;
+  uint8_t *a = tSerialize(pG, &n);
+  uint8_t *aBad = (uint8_t *)malloc(n);
+  uint64_t s = 5;
+  int i, iTrial, bStopped = 0;
+  float aQ[8];
   tSetup();
   T_EQ(colvecHnswSearchNew(&pFresh), COLVEC_OK);
   T_EQ(colvecHnswSearchNew(&pOld), COLVEC_OK);
-  T_EQ(colvecHnswSearchReserve(pOld, gnVec, 32), COLVEC_OK);
-  /* tags of a long-past epoch 1: the wrap must clear them, or the search
-  ** right after it sees almost every node as already visited */
-  for (j = 0; j < gnVec; j++)
-    pOld->aVisit[j] = 1;
-  pOld->iEpoch = 65534;
-  for (i = 0; i < 20; i++) {
-    TQuery q;
-    ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
-    uint32_t aA[10], aB[10];
-    float dA[10], dB[10];
-    int nA, nB;
-    memset(&q, 0, sizeof(q));
-    q.pData = &gL2;
-    q.aQ = &gaQuery[(size_t)i * T_DIM];
-    hq.pCtx = &q;
-    T_EQ(colvecHnswSearch(gpL2, &hq, 32, 10, pOld, aA, dA, &nA), COLVEC_OK);
-    T_EQ(colvecHnswSearch(gpL2, &hq, 32, 10, pFresh, aB, dB, &nB), COLVEC_OK);
-    T_EQ(nA, 10);
-    T_EQ(nA, nB);
-    for (j = 0; j < nA; j++)
-      T_EQ(aA[j], aB[j]);
+  /* a corrupt link met by a search of a lazily opened graph */
+  for (iTrial = 0; iTrial < 20000 && !bStopped; iTrial++) {
+    ColvecHnsw *pX = NULL;
+    size_t iPos = (size_t)(tRand(&s) % (n / 4)) * 4;
+    uint32_t v = 400 + (uint32_t)(tRand(&s) % 1000);
+    memcpy(aBad, a, n);
+    memcpy(&aBad[iPos], &v, 4);
+    if (colvecHnswOpen(aBad, n, COLVEC_HNSW_OPEN_LAZY, &pX) == COLVEC_OK) {
+      TQuery q;
+      ColvecHnswQuery hq = {tQueryDist, NULL, NULL, NULL, NULL, 0, 0.0f, NULL};
+      uint32_t aNode[16];
+      float aDist[16];
+      int nOut;
+      memset(&q, 0, sizeof(q));
+      tGenerate(aQ, 1, 8, tRand(&s));
+      q.pData = &d;
+      q.aQ = aQ;
+      hq.pCtx = &q;
+      if (colvecHnswSearch(pX, &hq, 64, 10, pOld, aNode, aDist, &nOut) ==
+          COLVEC_CORRUPT) {
+        bStopped = pOld->nTouched > 1;
+      }
+      colvecHnswFree(pX);
+    }
   }
-  T_LT(pOld->iEpoch, 100);
+  T_ASSERT(bStopped);
+  for (i = 0; i < 20; i++)
+    tSameAsFresh(pOld, pFresh, i);
   colvecHnswSearchFree(pFresh);
   colvecHnswSearchFree(pOld);
+  free(a);
+  free(aBad);
+  colvecHnswFree(pG);
 }
 END_TEST
 
@@ -1207,7 +1243,7 @@ static Suite *hnswSuite(void) {
   tcase_add_test(tc, test_filter);
   tcase_add_test(tc, test_filter_twohop);
   tcase_add_test(tc, test_prefetch);
-  tcase_add_test(tc, test_epoch_wrap);
+  tcase_add_test(tc, test_visit_reset);
   tcase_add_test(tc, test_interrupt);
   suite_add_tcase(s, tc);
   return s;
