@@ -879,7 +879,10 @@ static int hnswBeamPool(const ColvecHnsw *pGraph, int iLevel,
       aPool[iAt] = k;
       aDone[iAt] = 0;
       if (nPool < nEf) nPool++;
-      if (iAt < iNext) iNext = iAt;
+      if (iAt < iNext) {
+        iNext = iAt; /* the next to expand: its list is needed soon */
+        if (iLevel == 0) HNSW_PREFETCH(colvecHnswLinks(pGraph, 0, aNew[j]));
+      }
     }
   }
   for (i = 0; i < nPool; i++)
