@@ -771,16 +771,16 @@ END_TEST
 /*
 ** The integer estimator of a scan (colvecQuantScanBatch): for int8 codes,
 ** every kernel set gives the portable set's value bit for bit (an exact
-** integer sum), within 1e-4 of the largest term of the float estimate;
-** for int4 and bit codes, and before colvecQuantQueryPrepareScan, it is
-** the set's colvecQuantDistanceBatch exactly. At the widest dimension the
-** integer
-** weights allow (8,224), codes and weights at their largest do not
-** overflow; one dimension more keeps the float estimator.
+** integer sum), in batches of any length, within 1e-4 of the largest term
+** of the float estimate; for int4 and bit codes, and before
+** colvecQuantQueryPrepareScan, it is the set's colvecQuantDistanceBatch
+** exactly. At the widest dimension the integer weights allow (8,224),
+** codes and weights at their largest do not overflow; one dimension more
+** keeps the float estimator.
 */
 START_TEST(test_scan_int) {
   static const int anDim[] = {5, 17, 64, 100, 129, 256, 300, 784};
-  int t, m, di, i, eKernel;
+  int t, m, di, i, eKernel, iStart, nRun;
   for (di = 0; di < 8; di++) {
     int nDim = anDim[di];
     for (t = COLVEC_QUANT_INT8; t <= COLVEC_QUANT_BIT; t++) {
@@ -824,6 +824,16 @@ START_TEST(test_scan_int) {
             ck_assert_msg(memcmp(&aScan[i], &aScalar[i], sizeof(float)) == 0,
                           "%s %a != scalar %a (%d-d) m%d t%d", zSet, aScan[i],
                           aScalar[i], nDim, m, t);
+          }
+          /* short batches (kernels may take several codes a step) */
+          for (iStart = 0; iStart < 4; iStart++) {
+            for (nRun = 1; nRun <= 9; nRun++) {
+              colvecQuantScanBatch(&q, apCode + iStart, nRun, aScan);
+              ck_assert_msg(memcmp(aScan, &aScalar[iStart],
+                                   sizeof(float) * (size_t)nRun) == 0,
+                            "%s: a batch of %d from %d (%d-d)", zSet, nRun,
+                            iStart, nDim);
+            }
           }
         }
         colvecQuantQueryKernel(&q, COLVEC_QUANT_KERNEL_SCALAR);
