@@ -485,16 +485,17 @@ static void hnswVisitReset(ColvecHnswSearch *p) {
   p->nTouched = 0;
 }
 
-/* Whether node (local id) id is in the visited set. */
-static int hnswVisited(const ColvecHnswSearch *p, uint32_t id) {
-  return (int)(p->aVisit[id / 64] >> (id % 64)) & 1;
-}
-
-/* Adds node (local id) id to the visited set. */
-static void hnswVisit(ColvecHnswSearch *p, uint32_t id) {
+/*
+** Adds node (local id) id to the visited set. Returns 1 when it was not in
+** the set yet, 0 when it was.
+*/
+static int hnswVisit(ColvecHnswSearch *p, uint32_t id) {
   uint64_t *pW = &p->aVisit[id / 64];
+  uint64_t m = (uint64_t)1 << (id % 64);
+  if (*pW & m) return 0;
   if (*pW == 0) p->aTouched[p->nTouched++] = id / 64;
-  *pW |= (uint64_t)1 << (id % 64);
+  *pW |= m;
+  return 1;
 }
 
 /*
@@ -673,8 +674,7 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
   for (j = 1; j <= n; j++) {
     uint32_t id = a[j];
     if (id >= pGraph->nNode) return COLVEC_CORRUPT;
-    if (hnswVisited(pS, id)) continue;
-    hnswVisit(pS, id);
+    if (!hnswVisit(pS, id)) continue;
     if (pQuery->xAccept(pCtx, id)) {
       aNew[nNew++] = id;
     } else {
@@ -688,8 +688,7 @@ static int hnswTwoHop(const ColvecHnsw *pGraph, const ColvecHnswQuery *pQuery,
     for (k = 1; k <= b[0] && nNew < nCap; k++) {
       uint32_t id = b[k];
       if (id >= pGraph->nNode) return COLVEC_CORRUPT;
-      if (!pQuery->xAccept(pCtx, id) || hnswVisited(pS, id)) continue;
-      hnswVisit(pS, id);
+      if (!pQuery->xAccept(pCtx, id) || !hnswVisit(pS, id)) continue;
       aNew[nNew++] = id;
     }
   }
@@ -723,10 +722,7 @@ static int hnswExpand(const ColvecHnsw *pGraph, int iLevel,
     for (j = 1; j <= n; j++) {
       uint32_t id = a[j];
       if (id >= nLimit) return COLVEC_CORRUPT;
-      if (!hnswVisited(pS, id)) {
-        hnswVisit(pS, id);
-        aNew[nNew++] = id;
-      }
+      if (hnswVisit(pS, id)) aNew[nNew++] = id;
     }
   }
   if (pQuery->xDistBatch) {
